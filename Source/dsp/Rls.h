@@ -1,0 +1,79 @@
+#pragma once
+// Exponentially weighted RLS adaptive filter (echo canceller form): for each sample the far-end
+// regressor u(n) = [x(n) .. x(n-N+1)] predicts the microphone d(n); the output is the a-priori error
+// e(n) = d(n) - w(n-1)^T u(n), i.e. the echo-cancelled microphone.
+//
+// The computation order is that of Hirano & Nakayama (paper 001, eqs. 9-17): the rank-one update of P
+// for sample n-1 is deferred and fused with v(n) = P(n-1) u(n), so every element of P is read once and
+// written once per sample. The GPU kernel (Kernels/rls) uses the same order and the same safeguards;
+// this class is its CPU twin: float64 is the reference, float32 the fallback and benchmark peer.
+//
+// Numerical safeguards (shared with the GPU kernel, see Kernels/rls/README.md for the experiments):
+//  - P is updated as p_ij <- (p_ij - (v_i v_j) / alpha) / lambda with the product v_i v_j formed first,
+//    so p_ij and p_ji receive bit-identical updates and P stays exactly symmetric in float32.
+//  - Adaptation pauses while the far-end power (mean of u^2) is below `silenceFloor`: with u = 0 the
+//    RLS recursion would grow P as lambda^-n and the first sample after a silence would blow up.
+//  - Loss of positive definiteness shows as alpha = lambda + u^T P u < lambda; then (or on any
+//    non-finite value) P is re-initialised to I/delta while w is kept, so the output does not jump.
+//  - Non-finite input samples are replaced by zero (and counted) before they reach the state.
+// Threading: one thread at a time; process() never allocates after prepare().
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "dsp/AlignedBuffer.h"
+
+namespace quell::dsp {
+
+struct RlsSettings {
+    int taps = 1024;
+    double lambda = 0.9999;
+    double delta = 1e-2;          // P(0) = I / delta
+    double silenceFloor = 1e-10;  // mean far-end power per tap (about -100 dBFS) below which adaptation pauses
+};
+
+struct RlsHealth {
+    std::uint64_t reinitialisations = 0;
+    std::uint64_t pausedSamples = 0;
+    std::uint64_t sanitisedSamples = 0;
+};
+
+// Validates settings; throws std::invalid_argument with a message naming the bad value.
+void validate(const RlsSettings& settings);
+
+template <typename T>
+class Rls {
+public:
+    void prepare(const RlsSettings& settings);
+    void reset();
+
+    // mic = d, ref = x (far end), out = e; all the same length. out may alias mic.
+    void process(std::span<const T> mic, std::span<const T> ref, std::span<T> out);
+
+    std::span<const T> weights() const { return {w_.data(), static_cast<std::size_t>(taps_)}; }
+    const RlsHealth& health() const { return health_; }
+    const RlsSettings& settings() const { return settings_; }
+    int taps() const { return taps_; }
+
+private:
+    T processSample(T d, T x);
+    void reinitialiseP();
+
+    RlsSettings settings_{};
+    int taps_ = 0;
+    std::size_t stride_ = 0;   // row length padded to a multiple of 16 elements
+    T lambda_{}, invLambda_{};
+    AlignedBuffer<T> p_, w_, u_, vA_, vB_;
+    T* v_ = nullptr;           // v(n) of the last sample
+    T* vNext_ = nullptr;
+    bool pending_ = false;     // a deferred rank-one update of P is due
+    T pendingR_{};             // 1 / alpha of the deferred update
+    double uEnergy_ = 0.0;     // sum of u^2, exact (re-summed periodically)
+    int sinceResum_ = 0;
+    RlsHealth health_{};
+};
+
+extern template class Rls<float>;
+extern template class Rls<double>;
+
+} // namespace quell::dsp

@@ -1,0 +1,132 @@
+#include "io/WavFile.h"
+
+#include <sndfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace quell::io {
+namespace {
+
+struct SndfileCloser {
+    void operator()(SNDFILE* f) const { sf_close(f); }
+};
+using SndfileHandle = std::unique_ptr<SNDFILE, SndfileCloser>;
+
+std::string subtypeName(int format)
+{
+    switch (format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_16: return "PCM_16";
+    case SF_FORMAT_PCM_24: return "PCM_24";
+    case SF_FORMAT_PCM_32: return "PCM_32";
+    case SF_FORMAT_PCM_U8: return "PCM_U8";
+    case SF_FORMAT_PCM_S8: return "PCM_S8";
+    case SF_FORMAT_FLOAT: return "FLOAT";
+    case SF_FORMAT_DOUBLE: return "DOUBLE";
+    default: return "other";
+    }
+}
+
+} // namespace
+
+AudioData readAudio(const std::string& path)
+{
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw FileError(path + ": cannot open: " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        throw FileError(path + ": is a directory, not an audio file");
+    if (::access(path.c_str(), R_OK) != 0)
+        throw FileError(path + ": cannot read: " + std::strerror(errno));
+    if (st.st_size == 0)
+        throw FileError(path + ": empty file");
+
+    SF_INFO info{};
+    SndfileHandle file(sf_open(path.c_str(), SFM_READ, &info));
+    if (!file)
+        throw FileError(path + ": not a WAV or other audio file libsndfile can read (" + sf_strerror(nullptr) + ")");
+    if (info.frames <= 0)
+        throw FileError(path + ": empty file (no audio frames)");
+    if (info.channels <= 0)
+        throw FileError(path + ": has no channels");
+
+    AudioData data;
+    data.format.sampleRate = info.samplerate;
+    data.format.channels = info.channels;
+    data.format.sndfileFormat = info.format;
+    data.format.subtypeName = subtypeName(info.format);
+    const auto frames = static_cast<std::size_t>(info.frames);
+    const auto ch = static_cast<std::size_t>(info.channels);
+    std::vector<float> interleaved(frames * ch);
+    // Integer files are scaled to [-1, 1); float files are read as stored (no clipping).
+    sf_command(file.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+    const sf_count_t got = sf_readf_float(file.get(), interleaved.data(), info.frames);
+    if (got != info.frames)
+        throw FileError(path + ": truncated or unreadable audio data (read " + std::to_string(got) + " of "
+                        + std::to_string(info.frames) + " frames)");
+    data.channels.assign(ch, std::vector<float>(frames));
+    for (std::size_t f = 0; f < frames; ++f)
+        for (std::size_t c = 0; c < ch; ++c) {
+            const float v = interleaved[f * ch + c];
+            if (!std::isfinite(v))
+                throw FileError(path + ": contains " + (std::isnan(v) ? "NaN" : "Inf") + " samples (first at frame "
+                                + std::to_string(f) + ", channel " + std::to_string(c + 1) + ")");
+            data.channels[c][f] = v;
+        }
+    return data;
+}
+
+void writeAudioAtomically(const std::string& path, const AudioFormat& format,
+                          const std::vector<std::vector<float>>& channels)
+{
+    if (channels.empty())
+        throw FileError(path + ": nothing to write (no channels)");
+    const std::size_t frames = channels[0].size();
+    const std::size_t ch = channels.size();
+    SF_INFO info{};
+    info.samplerate = format.sampleRate;
+    info.channels = static_cast<int>(ch);
+    info.format = format.sndfileFormat != 0 ? format.sndfileFormat : (SF_FORMAT_WAV | SF_FORMAT_FLOAT);
+    if (!sf_format_check(&info))
+        throw FileError(path + ": cannot write this sample format (" + format.subtypeName + ")");
+
+    const std::string tmp = path + ".part-" + std::to_string(::getpid());
+    {
+        SndfileHandle file(sf_open(tmp.c_str(), SFM_WRITE, &info));
+        if (!file)
+            throw FileError(path + ": cannot create the output file (" + sf_strerror(nullptr) + ")");
+        // Integer formats: clip rather than wrap when the output exceeds full scale.
+        sf_command(file.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
+        std::vector<float> interleaved(frames * ch);
+        for (std::size_t f = 0; f < frames; ++f)
+            for (std::size_t c = 0; c < ch; ++c)
+                interleaved[f * ch + c] = channels[c][f];
+        const sf_count_t put = sf_writef_float(file.get(), interleaved.data(), static_cast<sf_count_t>(frames));
+        if (put != static_cast<sf_count_t>(frames)) {
+            const std::string why = sf_strerror(file.get());
+            file.reset();
+            std::remove(tmp.c_str());
+            throw FileError(path + ": write failed (" + why + ")");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::remove(tmp.c_str());
+        throw FileError(path + ": cannot move the finished file into place: " + why);
+    }
+}
+
+bool sameFile(const std::string& a, const std::string& b)
+{
+    struct stat sa {}, sb {};
+    if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0)
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+} // namespace quell::io

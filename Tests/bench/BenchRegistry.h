@@ -1,0 +1,34 @@
+#pragma once
+// Sub-commands of quell-bench register themselves here: QUELL_BENCH_COMMAND(rls, "...") { ... }.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace quell::bench {
+
+struct BenchArgs {
+    std::vector<std::string> args;   // after the sub-command name
+    std::string jsonPath;            // --json PATH (default: bench-<name>.json)
+    bool quick = false;              // --quick: fewer sizes and repetitions (smoke runs)
+};
+
+using BenchFn = std::function<int(const BenchArgs&)>;
+
+struct BenchCommand {
+    std::string help;
+    BenchFn run;
+};
+
+std::map<std::string, BenchCommand>& registry();
+
+struct Registrar {
+    Registrar(const char* name, const char* help, BenchFn fn) { registry()[name] = {help, std::move(fn)}; }
+};
+
+} // namespace quell::bench
+
+#define QUELL_BENCH_COMMAND(name, help)                                                      \
+    static int bench_##name(const ::quell::bench::BenchArgs&);                               \
+    static ::quell::bench::Registrar registrar_##name(#name, help, &bench_##name);            \
+    static int bench_##name(const ::quell::bench::BenchArgs& args)
