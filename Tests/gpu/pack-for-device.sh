@@ -12,8 +12,9 @@ for exe in "$build"/bin/*; do
   [ -f "$exe" ] && [ -x "$exe" ] || continue
   cp "$exe" "$dest/bin/"
   # Skip the C/C++ runtime and the CUDA libraries: the GPU machine has its own, matching its driver.
-  ldd "$exe" | awk '/=> \// {print $3}' | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl|librt|libcuda|libcufft|libcudart)[.-]' \
-    | while read -r lib; do cp -nL "$lib" "$dest/lib/" 2>/dev/null || true; done
+  libs=$(ldd "$exe" | awk '/=> \// {print $3}' \
+    | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl|librt|libcuda|libcufft|libcudart)[.-]' || true)
+  for lib in $libs; do cp -nL "$lib" "$dest/lib/"; done
 done
 strip --strip-debug "$dest"/bin/* 2>/dev/null || true
 du -sh "$dest"
