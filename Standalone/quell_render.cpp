@@ -1,1 +1,297 @@
-int main() { return 0; }
+// quell-render: the offline echo canceller.
+//   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
+//                [--backend cpu|gpu|auto] [--metrics M.json] [--quiet]
+// Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
+// summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
+// input (nothing written), 1 failure while processing (nothing written).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aec/Backend.h"
+#include "aec/ErleMeter.h"
+#include "engine/EchoPipeline.h"
+#include "io/CommandLine.h"
+#include "io/ProgressBar.h"
+#include "io/WavFile.h"
+
+using namespace quell;
+
+namespace {
+
+constexpr int kMaxMicChannels = 2;
+constexpr int kMaxRefChannels = 2;
+constexpr std::size_t kBlock = 4096;
+
+struct Options {
+    std::string mic, ref, out, metrics;
+    aec::EchoCancellerSettings aec{};
+    bool rateFromInput = false;
+    bool quiet = false;
+};
+
+void printUsage(std::FILE* f)
+{
+    std::fprintf(f,
+                 "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]\n"
+                 "  --taps N          adaptive filter length at the canceller rate (default 1024 = 64 ms at 16 kHz)\n"
+                 "  --lambda L        RLS forgetting factor, 0.9 to 1 (default 0.9999: about 0.6 s of memory)\n"
+                 "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
+                 "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
+                 "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
+                 "  --quiet           no progress bar and no summary\n");
+}
+
+Options parse(int argc, char** argv)
+{
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc)
+                throw io::UsageError(a + ": missing value");
+            return argv[++i];
+        };
+        if (a == "--mic") o.mic = value();
+        else if (a == "--ref") o.ref = value();
+        else if (a == "--out") o.out = value();
+        else if (a == "--metrics") o.metrics = value();
+        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), 8, 8192);
+        else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
+        else if (a == "--rate") {
+            const std::string v = value();
+            if (v == "input") o.rateFromInput = true;
+            else o.aec.sampleRate = io::parseInt("--rate", v, 8000, 192000);
+        } else if (a == "--backend") {
+            const std::string v = value();
+            const auto b = aec::parseBackend(v);
+            if (!b)
+                throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
+            o.aec.backend = *b;
+        } else if (a == "--quiet") o.quiet = true;
+        else if (a == "--help" || a == "-h") {
+            printUsage(stdout);
+            std::exit(0);
+        } else
+            throw io::UsageError("unknown option '" + a + "' (see --help)");
+    }
+    if (o.mic.empty() || o.ref.empty() || o.out.empty())
+        throw io::UsageError("--mic, --ref and --out are required (see --help)");
+    return o;
+}
+
+// OUT may not exist yet: compare normalised paths as well as file identity.
+bool samePath(const std::string& a, const std::string& b)
+{
+    std::error_code ec1, ec2;
+    const auto ca = std::filesystem::weakly_canonical(a, ec1);
+    const auto cb = std::filesystem::weakly_canonical(b, ec2);
+    if (!ec1 && !ec2 && ca == cb)
+        return true;
+    return io::sameFile(a, b);
+}
+
+std::string jsonNumber(double v)
+{
+    if (!std::isfinite(v))
+        return "null";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::string jsonString(const std::string& s)
+{
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) { o += ' '; continue; }
+        o += c;
+    }
+    return o + "\"";
+}
+
+void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
+                  const engine::EchoPipeline& pipeline, const aec::ErleReport& erle, double seconds, double wall)
+{
+    const std::string tmp = path + ".part";
+    {
+        std::ofstream f(tmp);
+        if (!f)
+            throw io::FileError(path + ": cannot create the metrics file");
+        const auto& c = pipeline.canceller();
+        f << "{\n  \"input\": {\"mic\": " << jsonString(o.mic) << ", \"ref\": " << jsonString(o.ref)
+          << ", \"sample_rate\": " << fmt.sampleRate << ", \"channels\": " << fmt.channels
+          << ", \"frames\": " << frames << ", \"seconds\": " << jsonNumber(seconds) << "},\n";
+        f << "  \"settings\": {\"taps\": " << c.settings().taps << ", \"lambda\": " << jsonNumber(c.settings().lambda)
+          << ", \"delta\": " << jsonNumber(c.settings().delta) << ", \"canceller_rate\": " << c.settings().sampleRate
+          << ", \"high_pass_hz\": " << jsonNumber(c.settings().highPassHz) << ", \"backend_requested\": "
+          << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(c.backendDescription())
+          << ", \"latency_samples\": " << pipeline.latencySamples() << "},\n";
+        f << "  \"timings\": {\"wall_seconds\": " << jsonNumber(wall) << ", \"real_time_factor\": "
+          << jsonNumber(wall / seconds) << "},\n";
+        const auto h = c.health();
+        f << "  \"health\": {\"reinitialisations\": " << h.reinitialisations << ", \"paused_samples\": "
+          << h.pausedSamples << "},\n";
+        f << "  \"erle\": {\"steady_state_db\": " << (erle.steadyStateDb ? jsonNumber(*erle.steadyStateDb) : "null")
+          << ", \"warmup_seconds\": 1.0, \"frame_seconds\": " << jsonNumber(erle.frameSeconds)
+          << ", \"active_frames\": " << erle.activeFrames << ",\n    \"per_frame_db\": [";
+        for (std::size_t i = 0; i < erle.perFrameDb.size(); ++i)
+            f << (i ? ", " : "") << (erle.perFrameDb[i] ? jsonNumber(*erle.perFrameDb[i]) : "null");
+        f << "]}\n}\n";
+        if (!f)
+            throw io::FileError(path + ": write failed");
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+int run(const Options& o)
+{
+    if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
+        throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
+    if (!o.metrics.empty() && (samePath(o.metrics, o.mic) || samePath(o.metrics, o.ref) || samePath(o.metrics, o.out)))
+        throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
+
+    const io::AudioData mic = io::readAudio(o.mic);
+    const io::AudioData ref = io::readAudio(o.ref);
+    if (mic.format.channels > kMaxMicChannels)
+        throw io::FileError(o.mic + ": has " + std::to_string(mic.format.channels)
+                            + " channels; the microphone may have 1 or 2");
+    if (ref.format.channels > kMaxRefChannels)
+        throw io::FileError(o.ref + ": has " + std::to_string(ref.format.channels)
+                            + " channels; the far-end reference may have 1 or 2");
+    if (mic.format.sampleRate != ref.format.sampleRate)
+        throw io::FileError(o.ref + ": sample rate " + std::to_string(ref.format.sampleRate) + " Hz differs from "
+                            + o.mic + " (" + std::to_string(mic.format.sampleRate) + " Hz); resample one of them first");
+
+    const std::size_t frames = std::min(mic.frames(), ref.frames());
+    if (mic.frames() != ref.frames() && !o.quiet)
+        std::fprintf(stderr, "note: %s has %zu frames and %s has %zu; processing the first %zu (the overlap)\n",
+                     o.mic.c_str(), mic.frames(), o.ref.c_str(), ref.frames(), frames);
+
+    const int rate = mic.format.sampleRate;
+    engine::PipelineSpec spec;
+    spec.hostRate = rate;
+    spec.micChannels = mic.format.channels;
+    spec.maxBlock = kBlock;
+    spec.aec = o.aec;
+    if (o.rateFromInput)
+        spec.aec.sampleRate = rate;
+    engine::EchoPipeline pipeline;
+    pipeline.prepare(spec);
+    const aec::EchoCanceller& canceller = pipeline.canceller();
+    if (!canceller.fallbackReason().empty() && !o.quiet)
+        std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", canceller.fallbackReason().c_str());
+
+    // A stereo far end is mixed to mono (one loudspeaker feed); see EchoPipeline.h.
+    std::vector<float> refMono(frames);
+    for (std::size_t i = 0; i < frames; ++i) {
+        float s = 0.0f;
+        for (const auto& ch : ref.channels) s += ch[i];
+        refMono[i] = s / static_cast<float>(ref.channels.size());
+    }
+
+    const std::size_t latency = static_cast<std::size_t>(pipeline.latencySamples());
+    const std::size_t total = frames + latency; // flush the resamplers' delay out at the end
+    const std::size_t micCh = mic.channels.size();
+    std::vector<std::vector<float>> out(micCh, std::vector<float>(frames));
+    std::vector<std::vector<float>> inBlock(micCh, std::vector<float>(kBlock)), outBlock(micCh, std::vector<float>(kBlock));
+    std::vector<float> refBlock(kBlock);
+    std::vector<std::span<const float>> inSpans(micCh);
+    std::vector<std::span<float>> outSpans(micCh);
+
+    io::ProgressBar bar(stderr, "cancelling");
+    if (o.quiet) bar.finish();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t pos = 0; pos < total; pos += kBlock) {
+        const std::size_t n = std::min(kBlock, total - pos);
+        for (std::size_t c = 0; c < micCh; ++c) {
+            for (std::size_t i = 0; i < n; ++i)
+                inBlock[c][i] = pos + i < frames ? mic.channels[c][pos + i] : 0.0f;
+            inSpans[c] = std::span<const float>(inBlock[c].data(), n);
+            outSpans[c] = std::span<float>(outBlock[c].data(), n);
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            refBlock[i] = pos + i < frames ? refMono[pos + i] : 0.0f;
+        pipeline.process(inSpans, std::span<const float>(refBlock.data(), n), outSpans);
+        // Output sample t corresponds to input sample t - latency.
+        for (std::size_t c = 0; c < micCh; ++c)
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::size_t t = pos + i;
+                if (t >= latency && t - latency < frames)
+                    out[c][t - latency] = outBlock[c][i];
+            }
+        bar.update(static_cast<double>(pos + n) / static_cast<double>(total));
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bar.finish();
+
+    aec::ErleMeter meter(rate);
+    // Per-sample root-mean-square over the microphone channels: one ERLE for the whole file.
+    {
+        std::vector<float> micPow(frames), outPow(frames);
+        for (std::size_t i = 0; i < frames; ++i) {
+            double m = 0.0, e = 0.0;
+            for (std::size_t c = 0; c < micCh; ++c) {
+                m += static_cast<double>(mic.channels[c][i]) * mic.channels[c][i];
+                e += static_cast<double>(out[c][i]) * out[c][i];
+            }
+            micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
+            outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
+        }
+        meter.add(micPow, outPow, refMono);
+    }
+    const aec::ErleReport erle = meter.report();
+
+    io::AudioFormat fmt = mic.format;
+    io::writeAudioAtomically(o.out, fmt, out);
+    const double seconds = static_cast<double>(frames) / rate;
+    if (!o.metrics.empty())
+        writeMetrics(o.metrics, o, mic.format, frames, pipeline, erle, seconds, wall);
+
+    if (!o.quiet) {
+        std::printf("wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", o.out.c_str(), seconds, rate, mic.format.channels,
+                    mic.format.channels > 1 ? "s" : "", mic.format.subtypeName.c_str());
+        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", canceller.backendDescription().c_str(),
+                    canceller.settings().sampleRate, canceller.settings().lambda,
+                    pipeline.resampling() ? " (resampled from and back to the file's rate)" : "");
+        std::printf("processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
+        if (erle.steadyStateDb)
+            std::printf("ERLE (steady state, far end active, after the first 1.0 s): %.1f dB\n", *erle.steadyStateDb);
+        else
+            std::printf("ERLE: not measured (the far end is never active after the first 1.0 s)\n");
+    }
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(parse(argc, argv));
+    } catch (const io::UsageError& e) {
+        std::fprintf(stderr, "quell-render: %s\n", e.what());
+        return 2;
+    } catch (const io::FileError& e) {
+        std::fprintf(stderr, "quell-render: %s\n", e.what());
+        return 2;
+    } catch (const aec::BackendUnavailable& e) {
+        std::fprintf(stderr, "quell-render: %s\n", e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "quell-render: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "quell-render: failed: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,23 @@
+#include "aec/Backend.h"
+
+namespace quell::aec {
+
+std::optional<Backend> parseBackend(std::string_view text)
+{
+    if (text == "auto") return Backend::Auto;
+    if (text == "cpu") return Backend::Cpu;
+    if (text == "gpu") return Backend::Gpu;
+    return std::nullopt;
+}
+
+const char* toString(Backend backend)
+{
+    switch (backend) {
+    case Backend::Cpu: return "cpu";
+    case Backend::Gpu: return "gpu";
+    case Backend::Auto: break;
+    }
+    return "auto";
+}
+
+} // namespace quell::aec

@@ -1,0 +1,39 @@
+#include "aec/LinearEchoFilter.h"
+
+#include <string>
+
+namespace quell::aec {
+namespace {
+
+class CpuRlsFilter final : public LinearEchoFilter {
+public:
+    explicit CpuRlsFilter(const dsp::RlsSettings& settings) { rls_.prepare(settings); }
+    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
+    {
+        rls_.process(mic, ref, out);
+    }
+    void reset() override { rls_.reset(); }
+    std::vector<float> weights() const override
+    {
+        const auto w = rls_.weights();
+        return {w.begin(), w.end()};
+    }
+    dsp::RlsHealth health() const override { return rls_.health(); }
+    std::string description() const override
+    {
+        return "CPU float32 RLS, " + std::to_string(rls_.taps()) + " taps";
+    }
+    bool onGpu() const override { return false; }
+
+private:
+    dsp::Rls<float> rls_;
+};
+
+} // namespace
+
+std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings)
+{
+    return std::make_unique<CpuRlsFilter>(settings);
+}
+
+} // namespace quell::aec

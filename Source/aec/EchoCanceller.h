@@ -1,0 +1,64 @@
+#pragma once
+// The echo canceller at its own sample rate: a DC/rumble high-pass on both inputs, then the adaptive
+// linear filter (RLS on the GPU or the CPU). One channel: the microphone, with the far end as reference.
+//
+// Threading: prepare() and reset() from a non-real-time thread; process() from one thread at a time.
+// process() does not allocate.
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "aec/Backend.h"
+#include "aec/LinearEchoFilter.h"
+#include "dsp/BiquadCascade.h"
+
+namespace quell::aec {
+
+struct EchoCancellerSettings {
+    int sampleRate = 16000;
+    // 1024 taps at 16 kHz = 64 ms: the direct path plus the early, strong part of an office or living
+    // room echo (RT60 0.2-0.3 s decays 13-20 dB in 64 ms; the rest is the residual suppressor's).
+    int taps = 1024;
+    // Memory of 1/(1 - lambda) = 10,000 samples (0.6 s at 16 kHz): long against the filter length, so the
+    // estimate is not noisy, short enough to re-converge within a second after the room changes.
+    double lambda = 0.9999;
+    // P(0) = I / delta: a fast start for speech-level signals (-20..-30 dBFS).
+    double delta = 1e-2;
+    // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
+    double highPassHz = 40.0;
+    Backend backend = Backend::Auto;
+};
+
+class BackendUnavailable : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class EchoCanceller {
+public:
+    // Throws std::invalid_argument on bad settings, BackendUnavailable when the GPU is required
+    // (Backend::Gpu) but not usable.
+    void prepare(const EchoCancellerSettings& settings, std::size_t maxBlock);
+    void reset();
+    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
+
+    const std::string& backendDescription() const { return description_; }
+    // Non-empty when Backend::Auto fell back to the CPU: why.
+    const std::string& fallbackReason() const { return fallbackReason_; }
+    bool onGpu() const { return filter_ && filter_->onGpu(); }
+    std::vector<float> weights() const { return filter_ ? filter_->weights() : std::vector<float>{}; }
+    dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
+    const EchoCancellerSettings& settings() const { return settings_; }
+
+private:
+    EchoCancellerSettings settings_{};
+    std::unique_ptr<LinearEchoFilter> filter_;
+    dsp::BiquadCascade<float> micHighPass_, refHighPass_;
+    std::vector<float> micScratch_, refScratch_;
+    std::size_t maxBlock_ = 0;
+    std::string description_, fallbackReason_;
+};
+
+} // namespace quell::aec

@@ -1,0 +1,63 @@
+#include "aec/LinearEchoFilter.h"
+
+#if defined(QUELL_HAS_CUDA)
+#include "common/GpuDevice.h"
+#include "rls/GpuRls.h"
+#endif
+
+namespace quell::aec {
+
+#if defined(QUELL_HAS_CUDA)
+namespace {
+
+class GpuRlsFilter final : public LinearEchoFilter {
+public:
+    GpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock, std::string device)
+        : device_(std::move(device))
+    {
+        rls_.prepare(settings, 1, maxBlock);
+    }
+    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
+    {
+        rls_.process(mic, ref, out);
+    }
+    void reset() override { rls_.reset(); }
+    std::vector<float> weights() const override { return rls_.weights(0); }
+    dsp::RlsHealth health() const override { return rls_.health(0); }
+    std::string description() const override
+    {
+        return "GPU float32 RLS, " + std::to_string(rls_.taps()) + " taps, on " + device_;
+    }
+    bool onGpu() const override { return true; }
+
+private:
+    gpu::GpuRls rls_;
+    std::string device_;
+};
+
+} // namespace
+
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock,
+                                                   std::string& whyNot)
+{
+    dsp::validate(settings);
+    const gpu::DeviceInfo device = gpu::queryDevice();
+    if (!device.available) {
+        whyNot = device.description;
+        return nullptr;
+    }
+    return std::make_unique<GpuRlsFilter>(settings, maxBlock, device.description);
+}
+
+#else
+
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t, std::string& whyNot)
+{
+    dsp::validate(settings);
+    whyNot = "this build of Quell has no CUDA support (configured with QUELL_CUDA=OFF)";
+    return nullptr;
+}
+
+#endif
+
+} // namespace quell::aec

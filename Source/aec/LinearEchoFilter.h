@@ -1,0 +1,33 @@
+#pragma once
+// The adaptive linear filter at the heart of the echo canceller, behind one small interface so the
+// CPU RLS (Source/dsp) and the GPU RLS (Kernels/rls) are interchangeable at run time.
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dsp/Rls.h"
+
+namespace quell::aec {
+
+class LinearEchoFilter {
+public:
+    virtual ~LinearEchoFilter() = default;
+    // mic = d, ref = x, out = e (the echo-cancelled microphone); same length; out may alias mic.
+    virtual void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) = 0;
+    virtual void reset() = 0;
+    virtual std::vector<float> weights() const = 0;
+    virtual dsp::RlsHealth health() const = 0;
+    virtual std::string description() const = 0;
+    virtual bool onGpu() const = 0;
+};
+
+// float32 RLS on the CPU (the fallback). Throws std::invalid_argument on bad settings.
+std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings);
+
+// float32 RLS on the GPU. Returns nullptr and sets `whyNot` when the build has no CUDA or no device
+// is usable; throws std::invalid_argument on bad settings.
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock,
+                                                   std::string& whyNot);
+
+} // namespace quell::aec

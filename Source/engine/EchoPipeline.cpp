@@ -1,0 +1,100 @@
+#include "engine/EchoPipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace quell::engine {
+
+void EchoPipeline::prepare(const PipelineSpec& spec)
+{
+    if (spec.micChannels < 1 || spec.micChannels > 2)
+        throw std::invalid_argument("the echo pipeline supports 1 or 2 microphone channels (got "
+                                    + std::to_string(spec.micChannels) + ")");
+    if (spec.hostRate < 8000 || spec.hostRate > 384000)
+        throw std::invalid_argument("host sample rate " + std::to_string(spec.hostRate) + " Hz is not supported");
+    if (spec.maxBlock == 0)
+        throw std::invalid_argument("maxBlock must be positive");
+    spec_ = spec;
+    resampling_ = spec.hostRate != spec.aec.sampleRate;
+
+    const std::size_t lowMax = resampling_
+        ? static_cast<std::size_t>(std::ceil(static_cast<double>(spec.maxBlock) * spec.aec.sampleRate / spec.hostRate)) + 2
+        : spec.maxBlock;
+    channels_.clear();
+    channels_.resize(static_cast<std::size_t>(spec.micChannels));
+    for (Channel& c : channels_) {
+        c.aec = std::make_unique<aec::EchoCanceller>();
+        c.aec->prepare(spec.aec, lowMax);
+        if (resampling_) {
+            c.down.prepare(spec.hostRate, spec.aec.sampleRate);
+            c.up.prepare(spec.aec.sampleRate, spec.hostRate);
+        }
+        // Surplus: the up-resampler can run a few samples ahead of the input count (see process()).
+        c.fifo.assign(spec.maxBlock + c.up.maxOutput(lowMax) + 8, 0.0f);
+        c.fifoFill = 0;
+    }
+    if (resampling_) {
+        refDown_.prepare(spec.hostRate, spec.aec.sampleRate);
+        const dsp::PolyphaseResampler<float>& d = channels_[0].down;
+        const dsp::PolyphaseResampler<float>& u = channels_[0].up;
+        latencyExact_ = d.delayInOutputSamples() * spec.hostRate / spec.aec.sampleRate + u.delayInOutputSamples();
+    } else {
+        latencyExact_ = 0.0;
+    }
+    latency_ = static_cast<int>(std::lround(latencyExact_));
+    refLow_.assign(refDown_.maxOutput(spec.maxBlock) + 1, 0.0f);
+    micLow_.assign(refLow_.size(), 0.0f);
+    outLow_.assign(refLow_.size(), 0.0f);
+    upScratch_.assign(channels_[0].up.maxOutput(refLow_.size()) + 1, 0.0f);
+}
+
+void EchoPipeline::reset()
+{
+    for (Channel& c : channels_) {
+        c.aec->reset();
+        c.down.reset();
+        c.up.reset();
+        c.fifoFill = 0;
+    }
+    refDown_.reset();
+}
+
+void EchoPipeline::process(std::span<const std::span<const float>> mic, std::span<const float> ref,
+                           std::span<const std::span<float>> out)
+{
+    const std::size_t n = ref.size();
+    if (mic.size() != channels_.size() || out.size() != channels_.size())
+        throw std::invalid_argument("EchoPipeline::process: wrong number of channels");
+    if (n > spec_.maxBlock)
+        throw std::invalid_argument("EchoPipeline::process: block larger than maxBlock");
+    if (!resampling_) {
+        for (std::size_t c = 0; c < channels_.size(); ++c)
+            channels_[c].aec->process(mic[c].first(n), ref, out[c].first(n));
+        return;
+    }
+    const std::size_t lowCount = refDown_.process(ref, refLow_);
+    for (std::size_t c = 0; c < channels_.size(); ++c) {
+        Channel& ch = channels_[c];
+        const std::size_t micCount = ch.down.process(mic[c].first(n), micLow_);
+        // Identical resamplers fed the same number of samples emit the same number of samples.
+        if (micCount != lowCount)
+            throw std::logic_error("EchoPipeline: resampler counts diverged");
+        ch.aec->process(std::span<const float>(micLow_.data(), lowCount), std::span<const float>(refLow_.data(), lowCount),
+                        std::span<float>(outLow_.data(), lowCount));
+        const std::size_t upCount = ch.up.process(std::span<const float>(outLow_.data(), lowCount), upScratch_);
+        std::copy_n(upScratch_.begin(), upCount, ch.fifo.begin() + static_cast<std::ptrdiff_t>(ch.fifoFill));
+        ch.fifoFill += upCount;
+        // After k host inputs the chain has emitted ceil(ceil(k a) / a) >= k outputs (a = low/host rate),
+        // so the FIFO never runs dry and needs no pre-fill: the latency is the resamplers' alone.
+        if (ch.fifoFill < n)
+            throw std::logic_error("EchoPipeline: output underrun");
+        std::copy_n(ch.fifo.begin(), n, out[c].begin());
+        std::copy(ch.fifo.begin() + static_cast<std::ptrdiff_t>(n), ch.fifo.begin() + static_cast<std::ptrdiff_t>(ch.fifoFill),
+                  ch.fifo.begin());
+        ch.fifoFill -= n;
+    }
+}
+
+} // namespace quell::engine

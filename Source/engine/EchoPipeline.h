@@ -1,0 +1,57 @@
+#pragma once
+// The signal path at the host rate: resample microphone and far end to the echo canceller's rate,
+// cancel, resample back. Every call takes n host samples and returns n, delayed by a constant latency
+// (the two resamplers' group delays), which latencySamples() reports exactly.
+//
+// Microphone channels (1 or 2) each get their own echo canceller; a stereo far end is mixed to mono.
+// Threading: prepare()/reset() off the audio thread; process() from one thread; no allocation in process().
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "aec/EchoCanceller.h"
+#include "dsp/PolyphaseResampler.h"
+
+namespace quell::engine {
+
+struct PipelineSpec {
+    int hostRate = 48000;
+    int micChannels = 1;
+    std::size_t maxBlock = 4096;        // host samples per process() call, at most
+    aec::EchoCancellerSettings aec{};   // aec.sampleRate is the canceller's own rate
+};
+
+class EchoPipeline {
+public:
+    void prepare(const PipelineSpec& spec);
+    void reset();
+
+    // mic: micChannels planar spans of n samples; ref: n samples (mono); out: micChannels spans of n.
+    void process(std::span<const std::span<const float>> mic, std::span<const float> ref,
+                 std::span<const std::span<float>> out);
+
+    // Input-to-output delay in host samples, rounded to the nearest sample (fractional only for
+    // rate pairs such as 44.1 kHz <-> 16 kHz, where it is off by at most half a sample).
+    int latencySamples() const { return latency_; }
+    double latencyExact() const { return latencyExact_; }
+    const aec::EchoCanceller& canceller(int channel = 0) const { return *channels_[static_cast<std::size_t>(channel)].aec; }
+    bool resampling() const { return resampling_; }
+
+private:
+    struct Channel {
+        std::unique_ptr<aec::EchoCanceller> aec;
+        dsp::PolyphaseResampler<float> down, up;
+        std::vector<float> fifo;     // upsampled output not yet handed out
+        std::size_t fifoFill = 0;
+    };
+    PipelineSpec spec_{};
+    bool resampling_ = false;
+    int latency_ = 0;
+    double latencyExact_ = 0.0;
+    std::vector<Channel> channels_;
+    dsp::PolyphaseResampler<float> refDown_;
+    std::vector<float> refLow_, micLow_, outLow_, upScratch_;
+};
+
+} // namespace quell::engine

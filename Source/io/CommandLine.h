@@ -1,0 +1,17 @@
+#pragma once
+// Small helpers for the command-line front ends: option values parsed strictly, with messages that
+// name the option and the accepted range.
+#include <stdexcept>
+#include <string>
+
+namespace quell::io {
+
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+int parseInt(const std::string& option, const std::string& text, int lo, int hi);
+double parseDouble(const std::string& option, const std::string& text, double lo, double hi);
+
+} // namespace quell::io

@@ -1,0 +1,256 @@
+// quell-render as a user runs it: a real process, real files, exit codes and messages.
+#include <catch2/catch.hpp>
+
+#include <sndfile.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "aec/EchoCanceller.h"
+#include "dsp/BiquadCascade.h"
+#include "io/WavFile.h"
+#include "support/Signals.h"
+
+#if defined(QUELL_HAS_CUDA)
+#include "common/GpuDevice.h"
+#endif
+
+namespace fs = std::filesystem;
+using namespace quell;
+
+namespace {
+
+struct Result {
+    int exitCode;
+    std::string out, err;
+};
+
+class TempDir {
+public:
+    TempDir()
+    {
+        std::string tmpl = (fs::temp_directory_path() / "quell-render-test-XXXXXX").string();
+        path_ = ::mkdtemp(tmpl.data());
+    }
+    ~TempDir() { fs::remove_all(path_); }
+    std::string operator/(const std::string& name) const { return (fs::path(path_) / name).string(); }
+    // Every file in the folder, to check that a failed run left nothing (no partial outputs).
+    std::vector<std::string> files() const
+    {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+private:
+    std::string path_;
+};
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+Result render(const TempDir& dir, const std::string& args)
+{
+    const std::string out = dir / "stdout.txt", err = dir / "stderr.txt";
+    const std::string cmd = std::string(QUELL_RENDER_PATH) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+}
+
+// Far end: white noise; microphone: its echo through a short random room plus a little noise.
+void writePair(const std::string& mic, const std::string& ref, int rate, std::size_t frames, int format,
+               int micChannels = 1, int refChannels = 1)
+{
+    const auto x = test::whiteNoise(frames, 1, 0.1);
+    const auto h = test::randomSystem(64, 2, 16.0);
+    auto d = test::convolve(x, h);
+    const auto v = test::whiteNoise(frames, 3, 1e-4);
+    io::AudioFormat f;
+    f.sampleRate = rate;
+    f.sndfileFormat = format;
+    std::vector<std::vector<float>> m(static_cast<std::size_t>(micChannels)), r(static_cast<std::size_t>(refChannels));
+    for (auto& c : m) for (std::size_t i = 0; i < frames; ++i) c.push_back(static_cast<float>(0.5 * d[i] + v[i]));
+    for (auto& c : r) for (std::size_t i = 0; i < frames; ++i) c.push_back(static_cast<float>(x[i]));
+    f.channels = micChannels;
+    io::writeAudioAtomically(mic, f, m);
+    f.channels = refChannels;
+    io::writeAudioAtomically(ref, f, r);
+}
+
+constexpr int kWav16 = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+
+void expectFailure(const TempDir& dir, const std::string& args, const std::string& message, const std::vector<std::string>& before)
+{
+    const Result r = render(dir, args);
+    INFO("args: " << args << "\nstderr: " << r.err);
+    CHECK(r.exitCode == 2);
+    CHECK_THAT(r.err, Catch::Contains(message));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1); // one line
+    CHECK(dir.files() == before);                              // no OUT.wav, no partial file
+}
+
+} // namespace
+
+TEST_CASE("quell-render rejects bad input with one clear line, exit 2 and no output", "[render][cli]")
+{
+    TempDir dir;
+    const std::string mic = dir / "mic.wav", ref = dir / "ref.wav", out = dir / "out.wav";
+    writePair(mic, ref, 16000, 8000, kWav16);
+    {
+        std::ofstream(dir / "notes.txt") << "this is not audio\n";
+        std::ofstream(dir / "empty.wav");
+    }
+    fs::create_directory(dir / "folder.wav");
+    writePair(dir / "mic48.wav", dir / "ref48.wav", 48000, 2400, kWav16);
+    writePair(dir / "mic3.wav", dir / "ref3.wav", 16000, 800, kWav16, 3, 3);
+    {   // a float WAV holding a NaN
+        io::AudioFormat f{16000, 1, SF_FORMAT_WAV | SF_FORMAT_FLOAT, "FLOAT"};
+        std::vector<std::vector<float>> c{std::vector<float>(1000, 0.1f)};
+        c[0][500] = std::numeric_limits<float>::quiet_NaN();
+        io::writeAudioAtomically(dir / "nan.wav", f, c);
+        c[0][500] = std::numeric_limits<float>::infinity();
+        io::writeAudioAtomically(dir / "inf.wav", f, c);
+    }
+    {   // a valid WAV header with no frames
+        SF_INFO info{};
+        info.samplerate = 16000;
+        info.channels = 1;
+        info.format = kWav16;
+        sf_close(sf_open((dir / "noframes.wav").c_str(), SFM_WRITE, &info));
+    }
+    const auto before = dir.files();
+    const std::string io = " --out " + out;
+
+    SECTION("missing file") { expectFailure(dir, "--mic " + dir / "nope.wav --ref " + ref + io, "nope.wav: cannot open", before); }
+    SECTION("unreadable file (a directory)") { expectFailure(dir, "--mic " + dir / "folder.wav --ref " + ref + io, "folder.wav: is a directory", before); }
+    SECTION("not a WAV") { expectFailure(dir, "--mic " + dir / "notes.txt --ref " + ref + io, "notes.txt: not a WAV", before); }
+    SECTION("empty file") { expectFailure(dir, "--mic " + mic + " --ref " + dir / "empty.wav" + io, "empty.wav: empty file", before); }
+    SECTION("WAV with no frames") { expectFailure(dir, "--mic " + dir / "noframes.wav --ref " + ref + io, "noframes.wav: empty file", before); }
+    SECTION("sample-rate mismatch") { expectFailure(dir, "--mic " + mic + " --ref " + dir / "ref48.wav" + io, "sample rate 48000 Hz differs", before); }
+    SECTION("too many microphone channels") { expectFailure(dir, "--mic " + dir / "mic3.wav --ref " + ref + io, "mic3.wav: has 3 channels; the microphone may have 1 or 2", before); }
+    SECTION("too many reference channels") { expectFailure(dir, "--mic " + mic + " --ref " + dir / "ref3.wav" + io, "ref3.wav: has 3 channels; the far-end reference may have 1 or 2", before); }
+    SECTION("NaN samples") { expectFailure(dir, "--mic " + dir / "nan.wav --ref " + ref + io, "nan.wav: contains NaN samples (first at frame 500", before); }
+    SECTION("Inf samples") { expectFailure(dir, "--mic " + mic + " --ref " + dir / "inf.wav" + io, "inf.wav: contains Inf samples", before); }
+    SECTION("taps out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps 0", "--taps: expected an integer from 8 to 8192, got '0'", before); }
+    SECTION("taps not a number") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps lots", "--taps: expected an integer", before); }
+    SECTION("lambda out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --lambda 1.5", "--lambda: expected a number from 0.9 to 1, got '1.5'", before); }
+    SECTION("OUT is the microphone") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + mic, "would overwrite an input file", before); }
+    SECTION("OUT is the reference, spelled differently") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "./ref.wav", "would overwrite an input file", before); }
+    SECTION("unknown backend") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --backend tpu", "--backend: expected cpu, gpu or auto", before); }
+    SECTION("missing arguments") { expectFailure(dir, "--mic " + mic, "--mic, --ref and --out are required", before); }
+}
+
+TEST_CASE("quell-render on no GPU: --backend gpu is an error, auto falls back and says so", "[render][cli]")
+{
+    bool gpu = false;
+#if defined(QUELL_HAS_CUDA)
+    gpu = gpu::queryDevice().available;
+#endif
+    if (gpu) {
+        WARN("a GPU is present: the no-GPU behaviour cannot be checked here");
+        return;
+    }
+    TempDir dir;
+    const std::string mic = dir / "mic.wav", ref = dir / "ref.wav", out = dir / "out.wav";
+    writePair(mic, ref, 16000, 8000, kWav16);
+    const auto before = dir.files();
+    expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + out + " --backend gpu", "--backend gpu: no usable GPU", before);
+
+    const Result r = render(dir, "--mic " + mic + " --ref " + ref + " --out " + out + " --backend auto --taps 64");
+    INFO(r.err);
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.err, Catch::Contains("--backend auto: using the CPU"));
+    CHECK(fs::exists(out));
+}
+
+TEST_CASE("quell-render keeps the input's rate, format and length, and processes the overlap of unequal files", "[render][cli]")
+{
+    struct Case { int rate; int format; const char* subtype; };
+    const std::vector<Case> cases{
+        {16000, SF_FORMAT_WAV | SF_FORMAT_PCM_16, "PCM_16"},
+        {44100, SF_FORMAT_WAV | SF_FORMAT_PCM_24, "PCM_24"},
+        {48000, SF_FORMAT_WAV | SF_FORMAT_PCM_32, "PCM_32"},
+        {32000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, "FLOAT"},
+        {22050, SF_FORMAT_WAV | SF_FORMAT_PCM_16, "PCM_16"},
+    };
+    for (const Case& c : cases) {
+        TempDir dir;
+        const std::string mic = dir / "mic.wav", ref = dir / "ref.wav", out = dir / "out.wav", metrics = dir / "m.json";
+        const std::size_t frames = static_cast<std::size_t>(c.rate) * 3 / 2;
+        writePair(mic, ref, c.rate, frames, c.format);
+        const Result r = render(dir, "--mic " + mic + " --ref " + ref + " --out " + out + " --metrics " + metrics + " --taps 128 --backend cpu");
+        INFO(c.rate << " " << c.subtype << "\n" << r.err);
+        REQUIRE(r.exitCode == 0);
+        const io::AudioData o = io::readAudio(out);
+        CHECK(o.format.sampleRate == c.rate);
+        CHECK(o.format.subtypeName == c.subtype);
+        CHECK(o.frames() == frames);
+        CHECK_THAT(r.out, Catch::Contains("real-time factor"));
+        CHECK_THAT(r.out, Catch::Contains("ERLE"));
+        const std::string json = slurp(metrics);
+        CHECK_THAT(json, Catch::Contains("\"per_frame_db\": ["));
+        CHECK_THAT(json, Catch::Contains("\"taps\": 128"));
+        CHECK_THAT(json, Catch::Contains("\"wall_seconds\""));
+        // Echo of white noise through a 64-tap room: the canceller removes most of it at any file rate.
+        const auto pos = json.find("\"steady_state_db\": ");
+        REQUIRE(pos != std::string::npos);
+        const double erle = std::atof(json.c_str() + pos + 19);
+        CHECK(erle > 15.0);
+        CHECK(dir.files() == std::vector<std::string>{"m.json", "mic.wav", "out.wav", "ref.wav"});
+    }
+    // Unequal lengths: the overlap is processed and the user is told.
+    TempDir dir;
+    writePair(dir / "mic.wav", dir / "x.wav", 16000, 8000, kWav16);
+    writePair(dir / "y.wav", dir / "ref.wav", 16000, 6000, kWav16);
+    const Result r = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "out.wav --taps 64");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.err, Catch::Contains("processing the first 6000 (the overlap)"));
+    CHECK(io::readAudio(dir / "out.wav").frames() == 6000);
+}
+
+TEST_CASE("quell-render output is aligned with its input (latency compensated)", "[render][cli]")
+{
+    // With a far end of silence there is nothing to cancel: the output must equal the (high-passed)
+    // microphone, sample for sample, at every rate - proof that the resampler delay is removed exactly.
+    for (const int rate : {16000, 48000}) {
+        TempDir dir;
+        const std::size_t frames = static_cast<std::size_t>(rate);
+        io::AudioFormat f{rate, 1, SF_FORMAT_WAV | SF_FORMAT_FLOAT, "FLOAT"};
+        std::vector<std::vector<float>> m{std::vector<float>(frames, 0.0f)}, r{std::vector<float>(frames, 0.0f)};
+        for (std::size_t i = 0; i < frames; ++i) // a 1 kHz tone, well inside the canceller's band
+            m[0][i] = static_cast<float>(0.3 * std::sin(2.0 * 3.141592653589793 * 1000.0 * static_cast<double>(i) / rate));
+        io::writeAudioAtomically(dir / "mic.wav", f, m);
+        io::writeAudioAtomically(dir / "ref.wav", f, r);
+        const Result res = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "out.wav --taps 64");
+        REQUIRE(res.exitCode == 0);
+        const auto o = io::readAudio(dir / "out.wav");
+        // The canceller's 40 Hz high-pass shifts a 1 kHz tone's phase by ~3 degrees: apply it here too.
+        const dsp::Biquad hp = dsp::butterworthHighPass(aec::EchoCancellerSettings{}.highPassHz, rate);
+        dsp::BiquadCascade<double> filter;
+        filter.prepare(std::span<const dsp::Biquad>(&hp, 1));
+        std::vector<double> expected(m[0].begin(), m[0].end());
+        filter.process(expected, expected);
+        double err = 0.0, ref = 0.0;
+        for (std::size_t i = frames / 4; i < frames * 3 / 4; ++i) {
+            err += (o.channels[0][i] - expected[i]) * (o.channels[0][i] - expected[i]);
+            ref += expected[i] * expected[i];
+        }
+        INFO("rate " << rate);
+        CHECK(10.0 * std::log10(err / ref) < -40.0);
+    }
+}

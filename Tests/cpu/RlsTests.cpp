@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "dsp/Nlms.h"
+#include "dsp/Rls.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+// Textbook exponentially weighted RLS (Haykin), float64, no reordering, no safeguards.
+struct NaiveRls {
+    int n;
+    double lambda;
+    std::vector<double> P, w, u;
+    NaiveRls(int taps, double lam, double delta) : n(taps), lambda(lam), P(static_cast<std::size_t>(taps * taps), 0.0), w(static_cast<std::size_t>(taps)), u(static_cast<std::size_t>(taps))
+    {
+        for (int i = 0; i < n; ++i) P[static_cast<std::size_t>(i * n + i)] = 1.0 / delta;
+    }
+    double step(double d, double x)
+    {
+        for (int i = n - 1; i > 0; --i) u[static_cast<std::size_t>(i)] = u[static_cast<std::size_t>(i - 1)];
+        u[0] = x;
+        std::vector<double> pu(static_cast<std::size_t>(n), 0.0);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) pu[static_cast<std::size_t>(i)] += P[static_cast<std::size_t>(i * n + j)] * u[static_cast<std::size_t>(j)];
+        double upu = 0.0, y = 0.0;
+        for (int i = 0; i < n; ++i) {
+            upu += u[static_cast<std::size_t>(i)] * pu[static_cast<std::size_t>(i)];
+            y += w[static_cast<std::size_t>(i)] * u[static_cast<std::size_t>(i)];
+        }
+        const double e = d - y;
+        const double denom = lambda + upu;
+        for (int i = 0; i < n; ++i) w[static_cast<std::size_t>(i)] += pu[static_cast<std::size_t>(i)] / denom * e;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                P[static_cast<std::size_t>(i * n + j)] = (P[static_cast<std::size_t>(i * n + j)] - pu[static_cast<std::size_t>(i)] * pu[static_cast<std::size_t>(j)] / denom) / lambda;
+        return e;
+    }
+};
+
+struct EchoCase {
+    std::vector<double> x, d, h;
+};
+
+EchoCase makeEcho(std::size_t samples, std::size_t taps, std::uint32_t seed, double noise, bool coloured)
+{
+    EchoCase c;
+    c.x = coloured ? test::colouredNoise(samples, seed) : test::whiteNoise(samples, seed, 0.1);
+    c.h = test::randomSystem(taps, seed + 1, static_cast<double>(taps) / 4.0);
+    c.d = test::convolve(c.x, c.h);
+    const auto v = test::whiteNoise(samples, seed + 2, noise);
+    for (std::size_t i = 0; i < samples; ++i) c.d[i] += v[i];
+    return c;
+}
+
+template <typename T>
+std::vector<T> runRls(dsp::Rls<T>& rls, const EchoCase& c, std::vector<std::size_t> blocks)
+{
+    const auto x = test::cast<T>(c.x), d = test::cast<T>(c.d);
+    std::vector<T> e(x.size());
+    std::size_t pos = 0, b = 0;
+    while (pos < x.size()) {
+        const std::size_t len = std::min(x.size() - pos, blocks[b++ % blocks.size()]);
+        rls.process(std::span<const T>(d.data() + pos, len), std::span<const T>(x.data() + pos, len),
+                    std::span<T>(e.data() + pos, len));
+        pos += len;
+    }
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("float64 RLS follows the textbook recursion", "[dsp][rls]")
+{
+    for (const int taps : {1, 7, 32, 61}) {
+        const auto c = makeEcho(1499, static_cast<std::size_t>(taps), static_cast<std::uint32_t>(taps), 1e-3, taps % 2 == 1);
+        dsp::RlsSettings s;
+        s.taps = taps;
+        s.lambda = 0.999;
+        s.delta = 1e-2;
+        s.silenceFloor = 0.0;
+        dsp::Rls<double> rls;
+        rls.prepare(s);
+        const auto e = runRls(rls, c, {1499});
+        NaiveRls naive(taps, s.lambda, s.delta);
+        std::vector<double> ref(c.x.size());
+        for (std::size_t i = 0; i < c.x.size(); ++i) ref[i] = naive.step(c.d[i], c.x[i]);
+        INFO("taps " << taps);
+        CHECK(test::relativeL2<double, double>(e, ref) < 1e-9);
+        CHECK(rls.health().reinitialisations == 0);
+    }
+}
+
+TEST_CASE("float64 RLS identifies a random 256-tap system to -60 dB misalignment", "[dsp][rls]")
+{
+    const std::size_t taps = 256;
+    const auto c = makeEcho(8000, taps, 42, 1e-6, false);
+    dsp::RlsSettings s;
+    s.taps = static_cast<int>(taps);
+    s.lambda = 0.9999;
+    s.delta = 1e-2;
+    dsp::Rls<double> rls;
+    rls.prepare(s);
+    runRls(rls, c, {4096});
+    const double m = test::misalignmentDb<double>(rls.weights(), c.h);
+    INFO("misalignment " << m << " dB");
+    CHECK(m < -60.0);
+}
+
+TEMPLATE_TEST_CASE("RLS output does not depend on how the input is split into blocks", "[dsp][rls]", float, double)
+{
+    const auto c = makeEcho(3001, 97, 7, 1e-3, true);
+    dsp::RlsSettings s;
+    s.taps = 97;
+    dsp::Rls<TestType> whole, split;
+    whole.prepare(s);
+    split.prepare(s);
+    const auto a = runRls(whole, c, {3001});
+    const auto b = runRls(split, c, {1, 37, 256, 5, 113});
+    CHECK(a == b);
+}
+
+TEST_CASE("float32 RLS stays close to float64 on coloured input", "[dsp][rls]")
+{
+    for (const int taps : {64, 257}) {
+        const auto c = makeEcho(16000, static_cast<std::size_t>(taps), 11, 1e-3, true);
+        dsp::RlsSettings s;
+        s.taps = taps;
+        dsp::Rls<double> r64;
+        dsp::Rls<float> r32;
+        r64.prepare(s);
+        r32.prepare(s);
+        const auto e64 = runRls(r64, c, {16000});
+        const auto e32 = runRls(r32, c, {16000});
+        const double err = test::relativeL2<float, double>(e32, e64);
+        INFO("taps " << taps << " relative L2 " << err);
+        CHECK(err < 1e-3);
+    }
+}
+
+TEST_CASE("RLS pauses on far-end silence and recovers after it", "[dsp][rls]")
+{
+    auto c = makeEcho(40000, 64, 5, 1e-4, false);
+    for (std::size_t i = 10000; i < 30000; ++i) { // 1.25 s of silence: lambda^-20000 would overflow float
+        c.x[i] = 0.0;
+    }
+    c.d = test::convolve(c.x, c.h);
+    dsp::RlsSettings s;
+    s.taps = 64;
+    s.lambda = 0.999;
+    dsp::Rls<float> rls;
+    rls.prepare(s);
+    const auto e = runRls(rls, c, {4096});
+    for (float v : e) REQUIRE(std::isfinite(v));
+    CHECK(rls.health().pausedSamples >= 19000);
+    CHECK(test::misalignmentDb<float>(rls.weights(), c.h) < -40.0);
+}
+
+TEST_CASE("RLS replaces NaN and Inf input and keeps running", "[dsp][rls]")
+{
+    auto c = makeEcho(6000, 32, 9, 1e-4, false);
+    auto x = test::cast<float>(c.x), d = test::cast<float>(c.d);
+    x[100] = std::numeric_limits<float>::quiet_NaN();
+    d[200] = std::numeric_limits<float>::infinity();
+    dsp::RlsSettings s;
+    s.taps = 32;
+    dsp::Rls<float> rls;
+    rls.prepare(s);
+    std::vector<float> e(x.size());
+    rls.process(d, x, e);
+    for (float v : e) REQUIRE(std::isfinite(v));
+    CHECK(rls.health().sanitisedSamples == 2);
+}
+
+TEST_CASE("RLS settings out of range are rejected with a message", "[dsp][rls]")
+{
+    dsp::Rls<float> rls;
+    dsp::RlsSettings s;
+    s.taps = 0;
+    CHECK_THROWS_WITH(rls.prepare(s), Catch::Contains("taps"));
+    s = {};
+    s.lambda = 1.5;
+    CHECK_THROWS_WITH(rls.prepare(s), Catch::Contains("lambda"));
+    s = {};
+    s.delta = -1.0;
+    CHECK_THROWS_WITH(rls.prepare(s), Catch::Contains("delta"));
+}
+
+TEMPLATE_TEST_CASE("NLMS matches a naive float64 NLMS and converges", "[dsp][nlms]", float, double)
+{
+    const auto c = makeEcho(20011, 48, 3, 1e-4, false);
+    dsp::NlmsSettings s;
+    s.taps = 48;
+    s.stepSize = 0.5;
+    dsp::Nlms<TestType> nlms;
+    nlms.prepare(s);
+    const auto x = test::cast<TestType>(c.x), d = test::cast<TestType>(c.d);
+    std::vector<TestType> e(x.size());
+    std::size_t pos = 0;
+    std::mt19937 rng(1);
+    while (pos < x.size()) {
+        const std::size_t len = std::min<std::size_t>(x.size() - pos, std::uniform_int_distribution<std::size_t>(1, 300)(rng));
+        nlms.process(std::span<const TestType>(d.data() + pos, len), std::span<const TestType>(x.data() + pos, len),
+                     std::span<TestType>(e.data() + pos, len));
+        pos += len;
+    }
+    // Naive reference.
+    std::vector<double> w(48, 0.0), u(48, 0.0), ref(x.size());
+    for (std::size_t n = 0; n < x.size(); ++n) {
+        for (std::size_t i = 47; i > 0; --i) u[i] = u[i - 1];
+        u[0] = c.x[n];
+        double y = 0.0, uu = 0.0;
+        for (std::size_t i = 0; i < 48; ++i) { y += w[i] * u[i]; uu += u[i] * u[i]; }
+        ref[n] = c.d[n] - y;
+        for (std::size_t i = 0; i < 48; ++i) w[i] += 0.5 * ref[n] * u[i] / (uu + s.epsilon);
+    }
+    const double tol = std::is_same_v<TestType, float> ? 1e-3 : 1e-9;
+    CHECK(test::relativeL2<TestType, double>(e, ref) < tol);
+    CHECK(test::misalignmentDb<TestType>(nlms.weights(), c.h) < -30.0);
+}
