@@ -1,0 +1,175 @@
+// The scenario lists of the corpus (issue 7) and the bundled demo (issue 2).
+#include <string>
+
+#include "corpus/Scenario.h"
+
+namespace quell::corpus {
+namespace {
+
+std::string rtTag(double rt60) { return "rt" + std::to_string(static_cast<int>(rt60 * 1000.0 + 0.5)); }
+std::string enrTag(double enr) { return "enr" + std::to_string(static_cast<int>(enr)); }
+
+Scenario make(Excitation e, double rt60, double enr, double seconds)
+{
+    Scenario s;
+    s.excitation = e;
+    s.rt60 = rt60;
+    s.enrDb = enr;
+    s.seconds = seconds;
+    return s;
+}
+
+// Names say what differs: excitation, RT60 (ms), ENR (dB), then delay, change, double talk, distortion,
+// channels.
+void finish(Scenario& s, std::uint32_t seed)
+{
+    s.seed = seed;
+    if (s.nearEndOnly) {
+        s.name = "near-only-" + rtTag(s.rt60);
+        s.description = "near-end talker alone, far end silent; noise " + std::to_string(static_cast<int>(s.nearToNoiseDb))
+                        + " dB below the near end";
+        return;
+    }
+    s.name = std::string(toString(s.excitation)) + "-" + rtTag(s.rt60) + "-" + enrTag(s.enrDb);
+    s.description = std::string(toString(s.excitation)) + " far end, RT60 " + std::to_string(s.rt60).substr(0, 4)
+                    + " s, ENR " + std::to_string(static_cast<int>(s.enrDb)) + " dB";
+    if (s.bulkDelayMs > 0.0) {
+        s.name += "-d" + std::to_string(static_cast<int>(s.bulkDelayMs));
+        s.description += ", bulk delay " + std::to_string(static_cast<int>(s.bulkDelayMs)) + " ms";
+    }
+    if (s.pathChange) {
+        s.name += "-change";
+        s.description += ", echo path change halfway";
+    }
+    if (s.doubleTalk) {
+        s.name += "-dt";
+        s.description += ", double talk in the second half";
+    }
+    if (s.distortionDb > 0.0) {
+        s.name += "-nl";
+        s.description += ", loudspeaker soft clip at " + std::to_string(static_cast<int>(s.distortionDb)) + " dB SDR";
+    }
+    if (s.loudspeakers == 2) {
+        s.name += s.mics == 2 ? "-stereo2mic" : "-stereo";
+        s.description += s.mics == 2 ? ", stereo far end, two mics" : ", stereo far end, one mic";
+    }
+}
+
+} // namespace
+
+std::vector<Scenario> corpusScenarios(bool shortVersion)
+{
+    std::vector<Scenario> list;
+    const auto S = Excitation::Speech, W = Excitation::WhiteNoise, P = Excitation::PinkNoise;
+    if (shortVersion) {
+        const double T = 5.0;
+        list.push_back(make(S, 0.2, 30, T));
+        auto c = make(S, 0.3, 30, T);
+        c.bulkDelayMs = 200;
+        c.pathChange = true;
+        list.push_back(c);
+        auto dt = make(S, 0.3, 30, T);
+        dt.doubleTalk = true;
+        list.push_back(dt);
+        list.push_back(make(P, 0.3, 10, T));
+        auto st = make(S, 0.3, 30, T);
+        st.loudspeakers = 2;
+        list.push_back(st);
+        auto alone = make(Excitation::None, 0.3, 30, T);
+        alone.nearEndOnly = true;
+        list.push_back(alone);
+    } else {
+        const double T = 12.0;
+        // Linear rooms over the RT60 range, speech at 30 dB ENR, male and female far ends.
+        for (const double rt : {0.1, 0.2, 0.3, 0.4, 0.5})
+            list.push_back(make(S, rt, 30, T));
+        list.push_back(make(S, 0.2, 10, T));
+        list.push_back(make(S, 0.5, 10, T));
+        // Noise excitation.
+        list.push_back(make(W, 0.3, 30, T));
+        list.push_back(make(W, 0.3, 10, T));
+        list.push_back(make(P, 0.3, 30, T));
+        list.push_back(make(P, 0.3, 10, T));
+        // Bulk delays.
+        for (const double d : {50.0, 150.0, 300.0, 500.0}) {
+            auto s = make(S, d < 200 ? 0.2 : 0.3, 30, T);
+            s.bulkDelayMs = d;
+            list.push_back(s);
+        }
+        // Echo path change halfway.
+        for (const auto e : {S, P}) {
+            auto s = make(e, 0.3, 30, T);
+            s.pathChange = true;
+            list.push_back(s);
+        }
+        // Double talk in the second half.
+        for (const double rt : {0.2, 0.4}) {
+            auto s = make(S, rt, 30, T);
+            s.doubleTalk = true;
+            list.push_back(s);
+        }
+        {
+            auto s = make(S, 0.3, 10, T);
+            s.doubleTalk = true;
+            list.push_back(s);
+        }
+        // Mild loudspeaker nonlinearity.
+        {
+            auto s = make(S, 0.3, 30, T);
+            s.distortionDb = 25.0;
+            list.push_back(s);
+        }
+        // Stereo far end.
+        {
+            auto s = make(S, 0.3, 30, T);
+            s.loudspeakers = 2;
+            list.push_back(s);
+            s.mics = 2;
+            list.push_back(s);
+            auto p = make(P, 0.3, 30, T);
+            p.loudspeakers = 2;
+            list.push_back(p);
+        }
+        // A lone near-end talker (what the canceller must not damage).
+        {
+            auto s = make(Excitation::None, 0.3, 30, T);
+            s.nearEndOnly = true;
+            list.push_back(s);
+        }
+        // Everything at once.
+        {
+            auto s = make(S, 0.3, 10, T);
+            s.bulkDelayMs = 250;
+            s.pathChange = true;
+            s.doubleTalk = true;
+            s.distortionDb = 25.0;
+            list.push_back(s);
+        }
+    }
+    // Voices vary across scenarios; the near end is always the other sex from the far end.
+    const char* male[] = {"en+m3", "en-us+m1", "en+m5", "en-gb-x-rp+m2"};
+    const char* female[] = {"en+f3", "en-us+f2", "en+f4", "en-gb-x-rp+f1"};
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const bool maleFar = i % 2 == 0;
+        list[i].farVoice = maleFar ? male[i % 4] : female[i % 4];
+        list[i].farVoice2 = maleFar ? female[(i + 1) % 4] : male[(i + 1) % 4];
+        list[i].nearVoice = maleFar ? female[(i + 2) % 4] : male[(i + 2) % 4];
+        finish(list[i], static_cast<std::uint32_t>(1000 + i));
+    }
+    return list;
+}
+
+Scenario demoScenario()
+{
+    Scenario s = make(Excitation::Speech, 0.15, 40, 7.0);
+    s.micDistance = 0.5;
+    s.farVoice = "en+m3";
+    s.writeNear = false;
+    s.name = "demo";
+    s.description = "far-end speech (espeak-ng en+m3) in a small room, RT60 0.15 s, mic 0.5 m from the "
+                    "loudspeaker, pink near-end noise at 40 dB ENR, no near-end talker";
+    s.seed = 7;
+    return s;
+}
+
+} // namespace quell::corpus

@@ -1,0 +1,87 @@
+#pragma once
+// One echo-cancellation test case of the corpus: its parameters (Scenario) and the rendered signals
+// (RenderedScenario). Rendering is deterministic for a given scenario (seeded), apart from what the
+// installed espeak-ng version speaks.
+//
+// Signal model, per microphone m:
+//   loudspeaker_l = softClip(ref_l)                     (identity when distortionDb == 0)
+//   echo_m        = sum_l  delay(loudspeaker_l, D) * h_lm   (h_lm switches to h'_lm at changeTime)
+//   near_m        = near-end talker's dry speech * g_m  (the talker's own room response to mic m)
+//   noise_m       = pink noise at the echo-to-noise ratio
+//   mic_m         = near_m + echo_m + noise_m
+// Levels: ref at -26 dBFS active level, echo at -32 dBFS on mic 1 (a hands-free device couples its
+// loudspeaker strongly), near-end speech at nearToEchoDb relative to the echo. "Active" power leaves
+// out 20 ms frames more than 40 dB below the loudest (speech pauses); see CorpusSignals.h.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "corpus/CorpusSignals.h"
+#include "corpus/RoomSimulator.h"
+
+namespace quell::corpus {
+
+enum class Excitation { Speech, WhiteNoise, PinkNoise, None };
+const char* toString(Excitation e);
+
+struct Scenario {
+    std::string name;
+    std::string description;
+    Excitation excitation = Excitation::Speech;
+    double seconds = 12.0;
+    int sampleRate = 16000;
+    double rt60 = 0.3;              // target T30, seconds (imageMethodReflection)
+    double enrDb = 30.0;            // echo-to-noise ratio, active powers, mic 1
+    double bulkDelayMs = 0.0;       // loudspeaker-path latency in front of the room response
+    bool pathChange = false;        // echo path switches at seconds / 2 (mics and loudspeakers moved)
+    bool doubleTalk = false;        // near-end talker in the second half, over the far end
+    bool nearEndOnly = false;       // no far end at all: ref is silent, the near end talks throughout
+    double nearToEchoDb = 0.0;      // double talk: near-end speech vs echo, active powers
+    double nearToNoiseDb = 30.0;    // near-end-only scenarios: near-end speech vs noise
+    double distortionDb = 0.0;      // loudspeaker soft clip, signal-to-distortion ratio; 0 = linear
+    int loudspeakers = 1;           // 2: stereo far end (a spaced pair recording of a far-end room)
+    int mics = 1;
+    double micDistance = 0.8;       // loudspeaker (pair centre) to microphone, metres
+    std::string farVoice = "en+m3";
+    std::string farVoice2 = "en+f2"; // second far-end talker (alternates sentences in stereo scenarios)
+    std::string nearVoice = "en+f3";
+    std::uint32_t seed = 1;
+    bool writeNear = true;          // the demo has no near-end talker and leaves near.wav out
+};
+
+struct RenderedScenario {
+    Scenario scenario;
+    Point3 roomSize;
+    double reflection = 0.0;
+    std::vector<Point3> loudspeakers, mics, loudspeakersAfter, micsAfter;
+    Point3 nearTalker;
+    double changeTime = -1.0; // seconds, -1 when the path does not change
+    double softClipDrive = 0.0;
+
+    // Planar signals: ref has one channel per loudspeaker; the others one per microphone.
+    std::vector<std::vector<double>> ref, near, echo, noise, mic;
+    // Room responses as applied (echo gain included, bulk delay not), index l * mics + m.
+    std::vector<std::vector<double>> rirBefore, rirAfter;
+
+    // Measured on the rendered signals.
+    double measuredEnrDb = 0.0;
+    double measuredNearToEchoDb = 0.0;
+    double measuredSdrDb = 0.0;        // loudspeaker signal-to-distortion ratio (inf when linear)
+    double rirT30 = 0.0;               // of rirBefore[0], seconds (0 if not measurable)
+    double rirT20 = 0.0;
+    double tailBeyond64msDb = 0.0;     // energy of rirBefore[0] after 64 ms (bulk delay excluded)
+    double directPathMs = 0.0;         // loudspeaker 1 to mic 1, bulk delay included
+    // Activity (seconds): the far end as sent (ref 1), its echo at mic 1 (bulk delay and reverberation
+    // included), the near end at mic 1, and double talk = echo and near end both active.
+    std::vector<Interval> farActive, echoActive, nearActive, doubleTalk;
+};
+
+RenderedScenario render(const Scenario& scenario);
+
+// The scenarios of the corpus: the full set of issue 7, or a short CI-sized one (a few scenarios of
+// about 5 s).
+std::vector<Scenario> corpusScenarios(bool shortVersion);
+// The bundled demo of Resources/demo: far-end speech in a small, fairly dead room at 40 dB ENR.
+Scenario demoScenario();
+
+} // namespace quell::corpus
