@@ -5,12 +5,18 @@
 // Threading: one thread at a time per object; the object owns its device memory and stream.
 // prepare() allocates; process() does not allocate host memory (device staging is sized at prepare
 // for `maxBlock` samples per channel and larger calls are split).
+//
+// The CUDA sources are compiled as C++17 (no std::span there): the core API takes pointers and sizes;
+// the std::span convenience exists for C++20 callers only.
 #include <cstddef>
 #include <memory>
-#include <span>
 #include <vector>
+#if __cplusplus >= 202002L
+#include <span>
+#endif
 
-#include "dsp/Rls.h"
+#include "dsp/RlsSettings.h"
+#include "rls/RlsLaunchPolicy.h"
 
 namespace quell::gpu {
 
@@ -24,10 +30,21 @@ public:
     // channels: independent filters (one per call on a server), all with the same settings.
     // Throws std::invalid_argument on bad settings, quell::gpu::CudaError when the device fails.
     void prepare(const dsp::RlsSettings& settings, int channels = 1, std::size_t maxBlock = 4096);
+    // Same, with the kernel layout given (fields left at their defaults are chosen); used by the
+    // benchmark to sweep layouts. Throws std::invalid_argument when the layout cannot run.
+    void prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
+                 const RlsLaunchPolicy& policy);
     void reset();
 
-    // Single channel: mic = d, ref = x, out = e, same length. out may alias mic.
-    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
+    // Single channel: mic = d, ref = x, out = e, `samples` each. out may alias mic.
+    void process(const float* mic, const float* ref, float* out, std::size_t samples);
+#if __cplusplus >= 202002L
+    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
+    {
+        checkLengths(mic.size(), ref.size(), out.size());
+        process(mic.data(), ref.data(), out.data(), mic.size());
+    }
+#endif
     // All channels: planar buffers, channel c at [c * samples, (c + 1) * samples).
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);
 
@@ -37,8 +54,14 @@ public:
     int taps() const;
     // Which variant of the kernel runs (for reports): "persistent-smem", "persistent-global", "batched".
     const char* variant() const;
+    // The layout in use, resolved, and the blocks one channel is spread over.
+    RlsLaunchPolicy policy() const;
+    int blocksPerChannel() const;
+    // Device time of the kernels of the last process()/processBatch() call, in milliseconds.
+    double lastKernelMilliseconds() const;
 
 private:
+    static void checkLengths(std::size_t mic, std::size_t ref, std::size_t out);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -1,13 +1,155 @@
 #include "dsp/Rls.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "dsp/RlsRowKernels.h"
 
 namespace quell::dsp {
+
+namespace detail {
+
+// A persistent pool for the per-sample row pass. run() hands the same job to every thread (the caller
+// is thread 0) and returns when all have finished: one release/acquire round per sample. Workers spin
+// for a while (a sample of N >= 512 lasts tens of microseconds, a futex wake-up about as long) and then
+// block in atomic::wait, so an idle pool between process() calls costs no CPU.
+class RowWorkerPool {
+public:
+    using Job = void (*)(void* context, int thread, int threads);
+
+    explicit RowWorkerPool(int threads)
+    {
+        for (int t = 1; t < threads; ++t)
+            workers_.emplace_back([this, t] { workerLoop(t); });
+    }
+    ~RowWorkerPool()
+    {
+        stop_.store(true, std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
+        generation_.notify_all();
+        for (auto& w : workers_)
+            w.join();
+    }
+    RowWorkerPool(const RowWorkerPool&) = delete;
+    RowWorkerPool& operator=(const RowWorkerPool&) = delete;
+
+    int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+    void run(Job job, void* context)
+    {
+        job_ = job;
+        context_ = context;
+        done_.store(0, std::memory_order_relaxed);
+        generation_.fetch_add(1, std::memory_order_release);
+        generation_.notify_all();
+        job(context, 0, threads());
+        const int workers = static_cast<int>(workers_.size());
+        for (unsigned spins = 0; done_.load(std::memory_order_acquire) < workers; ++spins)
+            pause(spins);
+    }
+
+private:
+    static void pause(unsigned spins)
+    {
+        if (spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            std::this_thread::yield(); // oversubscribed machine: let the thread we wait for run
+        }
+    }
+
+    void workerLoop(int index)
+    {
+        unsigned seen = 0;
+        for (;;) {
+            unsigned now = generation_.load(std::memory_order_acquire);
+            for (unsigned spins = 0; now == seen; ++spins) {
+                if (spins < (1u << 16)) {
+                    pause(0);
+                } else {
+                    generation_.wait(seen, std::memory_order_acquire);
+                    spins = 0;
+                }
+                now = generation_.load(std::memory_order_acquire);
+            }
+            seen = now;
+            if (stop_.load(std::memory_order_relaxed))
+                return;
+            job_(context_, index, threads());
+            done_.fetch_add(1, std::memory_order_release);
+        }
+    }
+
+    std::vector<std::thread> workers_;
+    Job job_ = nullptr;
+    void* context_ = nullptr;
+    std::atomic<bool> stop_{false};
+    alignas(64) std::atomic<unsigned> generation_{0};
+    alignas(64) std::atomic<int> done_{0};
+};
+
+} // namespace detail
+
+template <typename T>
+Rls<T>::Rls() = default;
+template <typename T>
+Rls<T>::~Rls() = default;
+template <typename T>
+Rls<T>::Rls(Rls&&) noexcept = default;
+template <typename T>
+Rls<T>& Rls<T>::operator=(Rls&&) noexcept = default;
+
+template <typename T>
+void Rls<T>::setWorkerThreads(int threads)
+{
+    if (threads < 0 || threads > 256)
+        throw std::invalid_argument("Rls::setWorkerThreads: threads must be in [0, 256] (got "
+                                    + std::to_string(threads) + ")");
+    requestedThreads_ = threads;
+    configureWorkers();
+}
+
+template <typename T>
+int Rls<T>::workerThreads() const
+{
+    return pool_ ? pool_->threads() : 1;
+}
+
+template <typename T>
+void Rls<T>::configureWorkers()
+{
+    int threads = requestedThreads_;
+    if (threads == 0) {
+        const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        threads = taps_ >= 512 ? std::min({hardware, 16, taps_ / 128}) : 1;
+    }
+    threads = std::clamp(threads, 1, std::max(1, taps_));
+    if (threads == workerThreads() && (threads == 1) == (pool_ == nullptr))
+        return;
+    pool_.reset();
+    if (threads > 1)
+        pool_ = std::make_unique<detail::RowWorkerPool>(threads);
+}
+
+template <typename T>
+void Rls<T>::rowPass(std::size_t begin, std::size_t end, bool pending)
+{
+    T* p = p_.data() + begin * stride_;
+    if (pending) {
+        for (std::size_t i = begin; i < end; ++i, p += stride_)
+            vNext_[i] = detail::rowUpdateDot(p, v_, v_[i], pendingR_, invLambda_, u_.data(), stride_);
+    } else {
+        for (std::size_t i = begin; i < end; ++i, p += stride_)
+            vNext_[i] = detail::dot(p, u_.data(), stride_);
+    }
+}
 
 void validate(const RlsSettings& s)
 {
@@ -35,6 +177,7 @@ void Rls<T>::prepare(const RlsSettings& settings)
     u_.resize(stride_);
     vA_.resize(stride_);
     vB_.resize(stride_);
+    configureWorkers();
     reset();
 }
 
@@ -83,16 +226,26 @@ T Rls<T>::processSample(T d, T x)
         sinceResum_ = 0;
     }
 
-    // Fused pass: the deferred update of P (sample n-1) and v(n) = P(n-1) u(n), one row at a time.
-    T* p = p_.data();
-    if (pending_) {
-        for (std::size_t i = 0; i < n; ++i, p += stride_)
-            vNext_[i] = detail::rowUpdateDot(p, v_, v_[i], pendingR_, invLambda_, u_.data(), stride_);
-        pending_ = false;
+    // Fused pass: the deferred update of P (sample n-1) and v(n) = P(n-1) u(n), one row at a time;
+    // with workers, each thread takes a contiguous range of rows.
+    if (pool_) {
+        struct Context {
+            Rls* self;
+            std::size_t n;
+            bool pending;
+        } context{this, n, pending_};
+        pool_->run(
+            [](void* c, int t, int threads) {
+                const Context& ctx = *static_cast<const Context*>(c);
+                const std::size_t begin = ctx.n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+                const std::size_t end = ctx.n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+                ctx.self->rowPass(begin, end, ctx.pending);
+            },
+            &context);
     } else {
-        for (std::size_t i = 0; i < n; ++i, p += stride_)
-            vNext_[i] = detail::dot(p, u_.data(), stride_);
+        rowPass(0, n, pending_);
     }
+    pending_ = false;
     std::swap(v_, vNext_);
 
     const T e = d - detail::dot(w_.data(), u_.data(), stride_);

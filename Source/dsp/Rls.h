@@ -16,34 +16,32 @@
 //  - Loss of positive definiteness shows as alpha = lambda + u^T P u < lambda; then (or on any
 //    non-finite value) P is re-initialised to I/delta while w is kept, so the output does not jump.
 //  - Non-finite input samples are replaced by zero (and counted) before they reach the state.
-// Threading: one thread at a time; process() never allocates after prepare().
+// Threading: one thread at a time calls process(), which never allocates after prepare(). For large N
+// the row pass is split over a persistent pool of worker threads (setWorkerThreads), which meet the
+// calling thread at a spin barrier once per sample; every row is computed by the same code whichever
+// thread runs it, so the output is bit-identical with and without workers.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "dsp/AlignedBuffer.h"
+#include "dsp/RlsSettings.h"
 
 namespace quell::dsp {
 
-struct RlsSettings {
-    int taps = 1024;
-    double lambda = 0.9999;
-    double delta = 1e-2;          // P(0) = I / delta
-    double silenceFloor = 1e-10;  // mean far-end power per tap (about -100 dBFS) below which adaptation pauses
-};
-
-struct RlsHealth {
-    std::uint64_t reinitialisations = 0;
-    std::uint64_t pausedSamples = 0;
-    std::uint64_t sanitisedSamples = 0;
-};
-
-// Validates settings; throws std::invalid_argument with a message naming the bad value.
-void validate(const RlsSettings& settings);
+namespace detail {
+class RowWorkerPool;
+}
 
 template <typename T>
 class Rls {
 public:
+    Rls();
+    ~Rls();
+    Rls(Rls&&) noexcept;
+    Rls& operator=(Rls&&) noexcept;
+
     void prepare(const RlsSettings& settings);
     void reset();
 
@@ -55,9 +53,16 @@ public:
     const RlsSettings& settings() const { return settings_; }
     int taps() const { return taps_; }
 
+    // Threads for the row pass: 0 = automatic (the default: from 512 taps on, one thread per 128 rows,
+    // at most the hardware threads and 16), 1 = the calling thread only, n = n threads in all.
+    void setWorkerThreads(int threads);
+    int workerThreads() const;
+
 private:
     T processSample(T d, T x);
     void reinitialiseP();
+    void rowPass(std::size_t begin, std::size_t end, bool pending);
+    void configureWorkers();
 
     RlsSettings settings_{};
     int taps_ = 0;
@@ -71,6 +76,8 @@ private:
     double uEnergy_ = 0.0;     // sum of u^2, exact (re-summed periodically)
     int sinceResum_ = 0;
     RlsHealth health_{};
+    int requestedThreads_ = 0;
+    std::unique_ptr<detail::RowWorkerPool> pool_;
 };
 
 extern template class Rls<float>;

@@ -1,0 +1,279 @@
+// Host side of the GPU RLS: owns the device state (P, w, v, far-end history, scalars), streams blocks of
+// samples through the persistent kernel, one launch per block of at most `maxBlock` samples.
+#include "rls/GpuRls.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "common/CudaCheck.cuh"
+#include "common/DeviceBuffer.cuh"
+#include "rls/RlsKernelDispatch.cuh"
+#include "rls/RlsKernelParams.cuh"
+
+namespace quell::gpu {
+
+struct GpuRls::Impl {
+    dsp::RlsSettings settings{};
+    int channels = 0;
+    std::size_t maxBlock = 0;
+    int taps = 0;
+    RlsLaunchPolicy policy{};
+    int blocksPerChannel = 0, paddedColumns = 0, rowsTotal = 0, vLength = 0, sharedGroups = 0;
+    std::size_t pStride = 0, sharedBytes = 0;
+    rls::PersistentKernel kernel = nullptr;
+    const char* variant = "none";
+    int side = 0;               // which far-end window holds the current history
+    double lastMs = 0.0;
+
+    Stream stream;
+    Event start, stop;
+    DeviceBuffer<float> P, w, v, window[2], mic, out;
+    DeviceBuffer<float2> partials;
+    DeviceBuffer<unsigned int> barrier;
+    DeviceBuffer<rls::ChannelState> state;
+    PinnedBuffer<float> hostMic, hostRef, hostOut;
+
+    void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t offset,
+                  std::size_t n);
+};
+
+GpuRls::GpuRls() : impl_(std::make_unique<Impl>()) {}
+GpuRls::~GpuRls() = default;
+
+void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock)
+{
+    prepare(settings, channels, maxBlock, RlsLaunchPolicy{});
+}
+
+void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
+                     const RlsLaunchPolicy& request)
+{
+    dsp::validate(settings);
+    if (channels < 1)
+        throw std::invalid_argument("GpuRls: channels must be at least 1 (got " + std::to_string(channels) + ")");
+    if (maxBlock < 1 || maxBlock > (1u << 22))
+        throw std::invalid_argument("GpuRls: maxBlock must be in [1, 4194304]");
+    if (settings.taps > 8192)
+        throw std::invalid_argument("GpuRls: at most 8192 taps on the GPU (got " + std::to_string(settings.taps)
+                                    + "); use the CPU Rls for more");
+
+    int device = 0;
+    QUELL_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    QUELL_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+
+    const int N = settings.taps;
+    const RlsLaunchPolicy pol = chooseRlsPolicy(N, channels, prop.multiProcessorCount,
+                                                static_cast<int>(prop.sharedMemPerBlockOptin), request);
+    auto bad = [&](const std::string& why) {
+        throw std::invalid_argument("GpuRls: launch policy (threads " + std::to_string(pol.threads) + ", chunks "
+                                    + std::to_string(pol.columnChunks) + ", rows " + std::to_string(pol.rowsPerBlock)
+                                    + ", register groups " + std::to_string(pol.registerGroups) + ", shared groups "
+                                    + std::to_string(pol.sharedGroups) + ") for " + std::to_string(N) + " taps: " + why);
+    };
+    if (pol.threads < 32 || pol.threads > 512 || pol.threads % 32 != 0)
+        bad("threads must be a multiple of 32 in [32, 512]");
+    if (pol.rowsPerBlock < 4 || pol.rowsPerBlock % 4 != 0)
+        bad("rows per block must be a positive multiple of 4");
+    if (4 * pol.threads * pol.columnChunks < N)
+        bad("4 * threads * column chunks must cover the taps");
+    const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups);
+    if (kernel == nullptr)
+        bad("no kernel instantiated for these column chunks and register groups");
+    const int groups = pol.rowsPerBlock / 4;
+    const int sharedGroups = std::max(0, std::min(pol.sharedGroups, groups - pol.registerGroups));
+    const std::size_t smem = rls::sharedBytes(pol.threads, pol.columnChunks, pol.rowsPerBlock, sharedGroups);
+    if (smem > prop.sharedMemPerBlockOptin)
+        bad("needs " + std::to_string(smem) + " bytes of shared memory");
+    QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    const int K = (N + pol.rowsPerBlock - 1) / pol.rowsPerBlock;
+    if (K > 1) { // blocks of a channel wait for each other: all of them must be resident at once
+        int perSm = 0;
+        QUELL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, pol.threads, smem));
+        if (static_cast<long long>(perSm) * prop.multiProcessorCount < static_cast<long long>(K) * channels)
+            bad(std::to_string(K * channels) + " blocks cannot all be resident (" + std::to_string(perSm)
+                + " per multiprocessor)");
+    }
+
+    Impl& m = *impl_;
+    m.settings = settings;
+    m.channels = channels;
+    m.maxBlock = maxBlock;
+    m.taps = N;
+    m.policy = pol;
+    m.policy.sharedGroups = sharedGroups;
+    m.blocksPerChannel = K;
+    m.paddedColumns = 4 * pol.threads * pol.columnChunks;
+    m.rowsTotal = K * pol.rowsPerBlock;
+    m.vLength = std::max(m.paddedColumns, m.rowsTotal);
+    m.sharedGroups = sharedGroups;
+    m.pStride = static_cast<std::size_t>(m.rowsTotal) * m.paddedColumns;
+    m.sharedBytes = smem;
+    m.kernel = kernel;
+    m.variant = channels > 1 ? "batched"
+                : pol.registerGroups + sharedGroups >= groups ? "persistent-smem"
+                                                               : "persistent-global";
+
+    const std::size_t B = static_cast<std::size_t>(channels);
+    m.P.allocate(B * m.pStride);
+    m.w.allocate(B * m.rowsTotal);
+    m.v.allocate(B * 2 * m.vLength);
+    m.partials.allocate(B * 2 * K);
+    m.barrier.allocate(B);
+    m.state.allocate(B);
+    for (auto& win : m.window)
+        win.allocate(B * (N + maxBlock));
+    m.mic.allocate(B * maxBlock);
+    m.out.allocate(B * maxBlock);
+    m.hostMic.allocate(B * maxBlock);
+    m.hostRef.allocate(B * maxBlock);
+    m.hostOut.allocate(B * maxBlock);
+    reset();
+}
+
+void GpuRls::reset()
+{
+    Impl& m = *impl_;
+    if (m.channels == 0)
+        return;
+    const cudaStream_t s = m.stream.get();
+    rls::launchIdentity(m.P.get(), m.channels, m.pStride, m.rowsTotal, m.paddedColumns, m.taps,
+                        static_cast<float>(1.0 / m.settings.delta), s);
+    QUELL_CUDA_CHECK(cudaMemsetAsync(m.w.get(), 0, m.w.bytes(), s));
+    QUELL_CUDA_CHECK(cudaMemsetAsync(m.v.get(), 0, m.v.bytes(), s));
+    QUELL_CUDA_CHECK(cudaMemsetAsync(m.partials.get(), 0, m.partials.bytes(), s));
+    QUELL_CUDA_CHECK(cudaMemsetAsync(m.state.get(), 0, m.state.bytes(), s));
+    for (auto& win : m.window)
+        QUELL_CUDA_CHECK(cudaMemsetAsync(win.get(), 0, win.bytes(), s));
+    m.stream.synchronize();
+    m.side = 0;
+    m.lastMs = 0.0;
+}
+
+void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch,
+                            std::size_t offset, std::size_t n)
+{
+    const cudaStream_t s = stream.get();
+    const std::size_t B = static_cast<std::size_t>(channels);
+    for (std::size_t c = 0; c < B; ++c) {
+        std::memcpy(hostMic.get() + c * maxBlock, micIn + c * pitch + offset, n * sizeof(float));
+        std::memcpy(hostRef.get() + c * maxBlock, refIn + c * pitch + offset, n * sizeof(float));
+    }
+    const std::size_t rowBytes = maxBlock * sizeof(float);
+    const std::size_t windowBytes = (taps + maxBlock) * sizeof(float);
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(mic.get(), rowBytes, hostMic.get(), rowBytes, n * sizeof(float), B,
+                                       cudaMemcpyHostToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[side].get() + taps, windowBytes, hostRef.get(), rowBytes,
+                                       n * sizeof(float), B, cudaMemcpyHostToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemsetAsync(barrier.get(), 0, barrier.bytes(), s));
+
+    rls::KernelParams p{};
+    p.taps = taps;
+    p.paddedColumns = paddedColumns;
+    p.rowsPerBlock = policy.rowsPerBlock;
+    p.blocksPerChannel = blocksPerChannel;
+    p.sharedGroups = sharedGroups;
+    p.samples = static_cast<int>(n);
+    p.windowStride = static_cast<int>(taps + maxBlock);
+    p.ioStride = static_cast<int>(maxBlock);
+    p.vLength = vLength;
+    p.lambda = static_cast<float>(settings.lambda);
+    p.invLambda = static_cast<float>(1.0 / settings.lambda);
+    p.diag = static_cast<float>(1.0 / settings.delta);
+    p.silenceEnergy = settings.silenceFloor * static_cast<double>(taps);
+    p.pStride = pStride;
+    p.P = P.get();
+    p.w = w.get();
+    p.v = v.get();
+    p.partials = partials.get();
+    p.barrier = barrier.get();
+    p.windowIn = window[side].get();
+    p.windowOut = window[side ^ 1].get();
+    p.mic = mic.get();
+    p.out = out.get();
+    p.state = state.get();
+
+    const dim3 grid(static_cast<unsigned int>(blocksPerChannel * channels));
+    const dim3 block(static_cast<unsigned int>(policy.threads));
+    start.record(s);
+    if (blocksPerChannel > 1) {
+        void* args[] = {&p};
+        QUELL_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, args,
+                                                     sharedBytes, s));
+    } else {
+        kernel<<<grid, block, sharedBytes, s>>>(p);
+        QUELL_CUDA_CHECK_LAUNCH();
+    }
+    stop.record(s);
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostOut.get(), rowBytes, out.get(), rowBytes, n * sizeof(float), B,
+                                       cudaMemcpyDeviceToHost, s));
+    stream.synchronize();
+    lastMs += stop.since(start);
+    for (std::size_t c = 0; c < B; ++c)
+        std::memcpy(outOut + c * pitch + offset, hostOut.get() + c * maxBlock, n * sizeof(float));
+    side ^= 1;
+}
+
+void GpuRls::checkLengths(std::size_t mic, std::size_t ref, std::size_t out)
+{
+    if (mic != ref || out < mic)
+        throw std::invalid_argument("GpuRls::process: mic, ref and out must have the same length");
+}
+
+void GpuRls::process(const float* mic, const float* ref, float* out, std::size_t samples)
+{
+    Impl& m = *impl_;
+    if (m.channels != 1)
+        throw std::logic_error("GpuRls::process: prepared for " + std::to_string(m.channels)
+                               + " channels; use processBatch");
+    m.lastMs = 0.0;
+    for (std::size_t offset = 0; offset < samples; offset += m.maxBlock)
+        m.runChunk(mic, ref, out, samples, offset, std::min(m.maxBlock, samples - offset));
+}
+
+void GpuRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples)
+{
+    Impl& m = *impl_;
+    if (m.channels == 0)
+        throw std::logic_error("GpuRls::processBatch: not prepared");
+    m.lastMs = 0.0;
+    for (std::size_t offset = 0; offset < samples; offset += m.maxBlock)
+        m.runChunk(mic, ref, out, samples, offset, std::min(m.maxBlock, samples - offset));
+}
+
+std::vector<float> GpuRls::weights(int channel) const
+{
+    const Impl& m = *impl_;
+    if (channel < 0 || channel >= m.channels)
+        throw std::out_of_range("GpuRls::weights: no channel " + std::to_string(channel));
+    std::vector<float> w(static_cast<std::size_t>(m.taps));
+    QUELL_CUDA_CHECK(cudaMemcpy(w.data(), m.w.get() + static_cast<std::size_t>(channel) * m.rowsTotal,
+                                w.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return w;
+}
+
+dsp::RlsHealth GpuRls::health(int channel) const
+{
+    const Impl& m = *impl_;
+    if (channel < 0 || channel >= m.channels)
+        throw std::out_of_range("GpuRls::health: no channel " + std::to_string(channel));
+    rls::ChannelState st{};
+    QUELL_CUDA_CHECK(cudaMemcpy(&st, m.state.get() + channel, sizeof st, cudaMemcpyDeviceToHost));
+    dsp::RlsHealth h;
+    h.reinitialisations = st.reinitialisations;
+    h.pausedSamples = st.pausedSamples;
+    h.sanitisedSamples = st.sanitisedSamples;
+    return h;
+}
+
+int GpuRls::channels() const { return impl_->channels; }
+int GpuRls::taps() const { return impl_->taps; }
+const char* GpuRls::variant() const { return impl_->variant; }
+RlsLaunchPolicy GpuRls::policy() const { return impl_->policy; }
+int GpuRls::blocksPerChannel() const { return impl_->blocksPerChannel; }
+double GpuRls::lastKernelMilliseconds() const { return impl_->lastMs; }
+
+} // namespace quell::gpu

@@ -1,0 +1,21 @@
+#pragma once
+// Host-side entry points of the RLS device code: the persistent kernel instantiated for each
+// (column chunks, register groups) pair the launch policy may pick, and the P = I/delta initialiser.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "rls/RlsKernelParams.cuh"
+
+namespace quell::gpu::rls {
+
+using PersistentKernel = void (*)(KernelParams);
+
+// nullptr when the pair is not instantiated (see RlsPersistentKernel.cu for the list).
+PersistentKernel persistentKernelFor(int columnChunks, int registerGroups);
+
+// P of every channel = I * diag on its first `taps` rows and columns, zero elsewhere (padding included).
+void launchIdentity(float* P, int channels, std::size_t pStride, int rows, int columns, int taps, float diag,
+                    cudaStream_t stream);
+
+} // namespace quell::gpu::rls

@@ -1,0 +1,75 @@
+// The default layout of the persistent RLS kernel per (taps, channels). Starting points chosen from the
+// costs below and then checked by the benchmark sweep (numbers in NOTES.md):
+//  - one grid barrier per sample costs ~1 us on an H100, so a small N spreads over few blocks (the
+//    row work of N=256 is ~1 us on one SM, far less than a barrier across 132);
+//  - P is best in registers (no shared-memory traffic: each element is read and written every sample),
+//    then shared memory, then global memory (L2 or HBM);
+//  - B channels in one launch: a channel gets several blocks (on chip) while B is small, one block
+//    streaming P from HBM once B fills the device.
+#include "rls/RlsLaunchPolicy.h"
+
+#include <algorithm>
+
+#include "rls/RlsKernelParams.cuh"
+
+namespace quell::gpu {
+namespace {
+
+int roundUp(int x, int m) { return (x + m - 1) / m * m; }
+int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+int chunksFor(int quads, int threads)
+{
+    const int c = ceilDiv(quads, threads);
+    return c <= 1 ? 1 : c <= 2 ? 2 : 4;
+}
+
+} // namespace
+
+RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int sharedBytesPerBlock,
+                                RlsLaunchPolicy r)
+{
+    const int quads = ceilDiv(taps, 4);
+    if (r.threads <= 0 && r.columnChunks <= 0) {
+        r.columnChunks = chunksFor(quads, 512);
+        r.threads = roundUp(ceilDiv(quads, r.columnChunks), 32);
+    } else if (r.threads <= 0) {
+        r.threads = std::min(512, roundUp(ceilDiv(quads, r.columnChunks), 32));
+    } else if (r.columnChunks <= 0) {
+        r.columnChunks = chunksFor(quads, r.threads);
+    }
+    const int paddedColumns = 4 * r.threads * r.columnChunks;
+    const int sms = std::max(1, multiprocessors);
+
+    if (r.rowsPerBlock <= 0) {
+        if (channels == 1) {
+            // Enough rows per block that the row pass is not dwarfed by the barrier, and no more blocks
+            // than multiprocessors.
+            r.rowsPerBlock = roundUp(std::max(ceilDiv(taps, sms), ceilDiv(16384, paddedColumns)), 4);
+        } else {
+            int perChannel = 1;
+            while (channels * perChannel * 2 <= sms)
+                perChannel *= 2;
+            r.rowsPerBlock = roundUp(ceilDiv(taps, perChannel), 4);
+        }
+        r.rowsPerBlock = std::min(r.rowsPerBlock, roundUp(taps, 4));
+    }
+    const int groups = r.rowsPerBlock / 4;
+    const int blocksPerChannel = ceilDiv(taps, r.rowsPerBlock);
+    const bool streaming = channels > 1 && blocksPerChannel == 1;
+
+    if (r.registerGroups < 0) {
+        const int limit = std::min(groups, 4 / r.columnChunks);
+        r.registerGroups = streaming ? 0 : limit >= 4 ? 4 : limit >= 2 ? 2 : limit >= 1 ? 1 : 0;
+    }
+    if (r.sharedGroups < 0) {
+        const long long fixed =
+            static_cast<long long>(rls::sharedBytes(r.threads, r.columnChunks, r.rowsPerBlock, 0));
+        const long long perGroup = 4LL * r.columnChunks * r.threads * 16;
+        const long long fit = std::max(0LL, (sharedBytesPerBlock - fixed) / perGroup);
+        r.sharedGroups = streaming ? 0 : static_cast<int>(std::min<long long>(fit, groups - r.registerGroups));
+        r.sharedGroups = std::max(0, r.sharedGroups);
+    }
+    return r;
+}
+
+} // namespace quell::gpu

@@ -1,0 +1,50 @@
+// Instantiations of the persistent RLS kernel. The register-resident part of P is a compile-time array
+// (registers cannot be indexed at run time), so each (column chunks C4, register groups RG) pair is its
+// own kernel; RG * C4 <= 4 keeps P's registers at <= 64 per thread (<= 128 in all at 512 threads).
+#include "rls/RlsKernelDispatch.cuh"
+#include "rls/RlsPersistentKernel.cuh"
+
+#include "common/CudaCheck.cuh"
+
+namespace quell::gpu::rls {
+
+PersistentKernel persistentKernelFor(int columnChunks, int registerGroups)
+{
+    switch (columnChunks * 16 + registerGroups) {
+    case 16 + 0: return persistentRlsKernel<1, 0>;
+    case 16 + 1: return persistentRlsKernel<1, 1>;
+    case 16 + 2: return persistentRlsKernel<1, 2>;
+    case 16 + 4: return persistentRlsKernel<1, 4>;
+    case 32 + 0: return persistentRlsKernel<2, 0>;
+    case 32 + 1: return persistentRlsKernel<2, 1>;
+    case 32 + 2: return persistentRlsKernel<2, 2>;
+    case 64 + 0: return persistentRlsKernel<4, 0>;
+    case 64 + 1: return persistentRlsKernel<4, 1>;
+    default: return nullptr;
+    }
+}
+
+namespace {
+
+__global__ void identityKernel(float* P, std::size_t pStride, int rows, int columns, int taps, float diag)
+{
+    const std::size_t total = static_cast<std::size_t>(rows) * columns;
+    float* Pc = P + blockIdx.y * pStride;
+    for (std::size_t idx = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; idx < total;
+         idx += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const int i = static_cast<int>(idx / columns), j = static_cast<int>(idx % columns);
+        Pc[idx] = (i == j && i < taps) ? diag : 0.0f;
+    }
+}
+
+} // namespace
+
+void launchIdentity(float* P, int channels, std::size_t pStride, int rows, int columns, int taps, float diag,
+                    cudaStream_t stream)
+{
+    const dim3 grid(264, static_cast<unsigned int>(channels));
+    identityKernel<<<grid, 256, 0, stream>>>(P, pStride, rows, columns, taps, diag);
+    QUELL_CUDA_CHECK_LAUNCH();
+}
+
+} // namespace quell::gpu::rls

@@ -1,0 +1,375 @@
+#pragma once
+// The persistent RLS kernel (paper 001, eqs. 9-17, on a modern GPU). One launch processes a whole block
+// of samples; a channel's rows of P are spread over `blocksPerChannel` blocks that meet once per sample
+// at a barrier. Per sample n, every block:
+//   A. its rows i: p_i <- (p_i - (v_i v_j) r) / lambda   (the deferred rank-one update of sample n-1)
+//                  v_i(n) = p_i . u(n)                     (fused: each element read once, written once)
+//      and the partial sums over its rows of u_i v_i(n) and w_i u_i(n); writes v_i and the partials.
+//   B. barrier (the only grid-wide exchange of the sample).
+//   C. sums the partials of all blocks in a fixed order (so every block gets bit-identical scalars),
+//      forms e = d - w^T u, alpha = lambda + u^T v, decides pause / update / re-initialisation exactly
+//      as the CPU twin (quell::dsp::Rls), updates w_i of its rows and loads the whole v(n) it needs for
+//      the next sample's rank-one update.
+// Numerics follow the CPU twin operation by operation: the update of p_ij is written with __fmul_rn /
+// __fsub_rn so nvcc cannot contract it into FMAs; (v_i * v_j) is formed first, so p_ij and p_ji receive
+// bit-identical updates and P stays exactly symmetric. The dot products may use FMAs (they only change
+// rounding of v, not symmetry).
+#include <cuda_runtime.h>
+
+#include "rls/RlsGridBarrier.cuh"
+#include "rls/RlsKernelParams.cuh"
+
+namespace quell::gpu::rls {
+
+constexpr unsigned int kFullMask = 0xffffffffu;
+constexpr int kMaxThreads = 512;
+
+__device__ __forceinline__ float sanitised(float x) { return isfinite(x) ? x : 0.0f; }
+
+__device__ __forceinline__ float component(const float4& a, int q)
+{
+    return q == 0 ? a.x : q == 1 ? a.y : q == 2 ? a.z : a.w;
+}
+__device__ __forceinline__ float& component(float4& a, int q)
+{
+    return q == 0 ? a.x : q == 1 ? a.y : q == 2 ? a.z : a.w;
+}
+
+// The fused update of 4 rows (this thread's columns) and their partial dot products with u.
+template <int C4>
+__device__ __forceinline__ void updateTile(float4 (&tile)[4][C4], const float (&vRow)[4], const float4 (&v)[C4],
+                                           const float4 (&u)[C4], bool pending, float r, float invLambda,
+                                           float (&acc)[4])
+{
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        acc[k] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < C4; ++c) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                float p = component(tile[k][c], q);
+                if (pending)
+                    p = __fmul_rn(__fsub_rn(p, __fmul_rn(__fmul_rn(vRow[k], component(v[c], q)), r)), invLambda);
+                component(tile[k][c], q) = p;
+                acc[k] = fmaf(p, component(u[c], q), acc[k]);
+            }
+        }
+    }
+}
+
+// Reduces the 4 row sums over the warp: 6 shuffles instead of 20 (halving exchange). Afterwards lane
+// 8k holds the warp's sum of row k.
+__device__ __forceinline__ float warpReduceFour(const float (&acc)[4], int lane)
+{
+    const bool hi = (lane & 16) != 0;
+    float keep0 = hi ? acc[2] : acc[0], keep1 = hi ? acc[3] : acc[1];
+    const float send0 = hi ? acc[0] : acc[2], send1 = hi ? acc[1] : acc[3];
+    keep0 += __shfl_xor_sync(kFullMask, send0, 16);
+    keep1 += __shfl_xor_sync(kFullMask, send1, 16);
+    const bool hi8 = (lane & 8) != 0;
+    float s = hi8 ? keep1 : keep0;
+    s += __shfl_xor_sync(kFullMask, hi8 ? keep0 : keep1, 8);
+    s += __shfl_xor_sync(kFullMask, s, 4);
+    s += __shfl_xor_sync(kFullMask, s, 2);
+    s += __shfl_xor_sync(kFullMask, s, 1);
+    return s;
+}
+
+__device__ __forceinline__ float warpSum(float x)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        x += __shfl_xor_sync(kFullMask, x, o);
+    return x;
+}
+
+// Scalars decided once per sample (in every block identically), broadcast through shared memory.
+struct SampleDecision {
+    int action;   // 0 paused, 1 update, 2 re-initialise P, 3 re-initialise P and zero w
+    float g;      // e / alpha
+    float r;      // 1 / alpha
+};
+
+template <int C4, int RG>
+__global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const KernelParams p)
+{
+    extern __shared__ float4 dynamicShared[];
+    __shared__ SampleDecision decision;
+
+    const int T = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, W = T >> 5;
+    const int K = p.blocksPerChannel, R = p.rowsPerBlock, G = R / 4, N = p.taps;
+    const int channel = blockIdx.x / K, slice = blockIdx.x % K, row0 = slice * R;
+    const int SG = max(0, min(p.sharedGroups, G - RG));
+
+    float4* sharedP = dynamicShared;                                            // [SG][4][C4][T]
+    float* ring = reinterpret_cast<float*>(sharedP + static_cast<size_t>(SG) * 4 * C4 * T);
+    float* vRows = ring + 2 * 8 * W * 4;                                        // v_i of this block's rows
+    float* wRows = vRows + R;
+
+    float* P = p.P + channel * p.pStride;
+    float* wHome = p.w + static_cast<size_t>(channel) * K * R;
+    float* vBase = p.v + static_cast<size_t>(channel) * 2 * p.vLength;
+    float2* partials = p.partials + static_cast<size_t>(channel) * 2 * K;
+    const float* win = p.windowIn + static_cast<size_t>(channel) * p.windowStride;
+    const float* mic = p.mic + static_cast<size_t>(channel) * p.ioStride;
+    float* out = p.out + static_cast<size_t>(channel) * p.ioStride;
+    ChannelState* st = p.state + channel;
+    const bool writer = slice == 0;
+
+    auto rowPtr = [&](int localRow) {
+        return reinterpret_cast<float4*>(P + static_cast<size_t>(row0 + localRow) * p.paddedColumns) + tid;
+    };
+    auto sharedTile = [&](int sg, int k, int c) -> float4& {
+        return sharedP[(static_cast<size_t>(sg) * 4 * C4 + k * C4 + c) * T + tid];
+    };
+
+    // ---- state in ----
+    int pending = st->pending;
+    float pendingR = st->pendingR;
+    int vCurrent = st->vCurrent;
+    double uEnergy = st->uEnergy;
+    int sinceResum = st->sinceResum;
+    unsigned long long reinits = st->reinitialisations, paused = st->pausedSamples,
+                       sanitisedCount = st->sanitisedSamples;
+
+    float4 regP[RG > 0 ? RG : 1][4][C4];
+#pragma unroll
+    for (int g = 0; g < RG; ++g)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+            for (int c = 0; c < C4; ++c)
+                regP[g][k][c] = g < G ? rowPtr(g * 4 + k)[c * T] : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int sg = 0; sg < SG; ++sg)
+        for (int k = 0; k < 4; ++k)
+            for (int c = 0; c < C4; ++c)
+                sharedTile(sg, k, c) = rowPtr((RG + sg) * 4 + k)[c * T];
+
+    float4 v[C4];
+#pragma unroll
+    for (int c = 0; c < C4; ++c)
+        v[c] = __ldcg(reinterpret_cast<const float4*>(vBase + static_cast<size_t>(vCurrent) * p.vLength) + tid + c * T);
+    for (int i = tid; i < R; i += T) {
+        vRows[i] = vBase[static_cast<size_t>(vCurrent) * p.vLength + row0 + i];
+        wRows[i] = wHome[row0 + i];
+    }
+    __syncthreads();
+
+    const float lambda = p.lambda, invLambda = p.invLambda;
+    for (int s = 0; s < p.samples; ++s) {
+        // ---- A: fused row pass ----
+        float4 u[C4];
+#pragma unroll
+        for (int c = 0; c < C4; ++c)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int j = 4 * (tid + c * T) + q;
+                component(u[c], q) = j < N ? sanitised(__ldg(win + N + s - j)) : 0.0f;
+            }
+        const int vNext = vCurrent ^ 1;
+        float* vOut = vBase + static_cast<size_t>(vNext) * p.vLength;
+        const bool pend = pending != 0;
+        float uvAcc = 0.0f, wuAcc = 0.0f;   // warp 0: partial sums over this block's rows
+
+        // After each group: warp-reduce its 4 row sums into the ring; after every 8 groups (and the
+        // last), one __syncthreads and warp 0 finishes those rows (sum over warps in a fixed order).
+        auto finishGroup = [&](int g, const float (&acc)[4]) {
+            const float s4 = warpReduceFour(acc, lane);
+            const int half = (g >> 3) & 1, slot = g & 7;
+            if ((lane & 7) == 0)
+                ring[((half * 8 + slot) * W + warp) * 4 + (lane >> 3)] = s4;
+            if (slot == 7 || g == G - 1) {
+                __syncthreads();
+                if (warp == 0) {
+                    const int local = (g >> 3) * 32 + lane;
+                    if (local < R) {
+                        const int lslot = lane >> 2, k = lane & 3;
+                        float sum = 0.0f;
+                        for (int w2 = 0; w2 < W; ++w2)
+                            sum += ring[((half * 8 + lslot) * W + w2) * 4 + k];
+                        const int gi = row0 + local;
+                        const float ui = gi < N ? sanitised(__ldg(win + N + s - gi)) : 0.0f;
+                        vRows[local] = sum;
+                        vOut[gi] = sum;
+                        uvAcc = fmaf(ui, sum, uvAcc);
+                        wuAcc = fmaf(wRows[local], ui, wuAcc);
+                    }
+                }
+            }
+        };
+
+#pragma unroll
+        for (int g = 0; g < RG; ++g) {
+            if (g < G) {
+                float vRow[4], acc[4];
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    vRow[k] = vRows[g * 4 + k];
+                updateTile<C4>(regP[g], vRow, v, u, pend, pendingR, invLambda, acc);
+                finishGroup(g, acc);
+            }
+        }
+        for (int g = RG; g < G; ++g) {
+            const bool inShared = g < RG + SG;
+            float4 tile[4][C4];
+            float vRow[4], acc[4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                vRow[k] = vRows[g * 4 + k];
+#pragma unroll
+                for (int c = 0; c < C4; ++c)
+                    tile[k][c] = inShared ? sharedTile(g - RG, k, c) : rowPtr(g * 4 + k)[c * T];
+            }
+            updateTile<C4>(tile, vRow, v, u, pend, pendingR, invLambda, acc);
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+#pragma unroll
+                for (int c = 0; c < C4; ++c) {
+                    if (inShared)
+                        sharedTile(g - RG, k, c) = tile[k][c];
+                    else if (pend)
+                        rowPtr(g * 4 + k)[c * T] = tile[k][c];
+                }
+            finishGroup(g, acc);
+        }
+        if (warp == 0) {
+            uvAcc = warpSum(uvAcc);
+            wuAcc = warpSum(wuAcc);
+            if (lane == 0)
+                partials[vNext * K + slice] = make_float2(uvAcc, wuAcc);
+        }
+
+        // ---- B: the one exchange of the sample ----
+        if (K > 1)
+            groupBarrier(p.barrier + channel, static_cast<unsigned int>((s + 1) * K));
+        else
+            __syncthreads();
+
+        // ---- C: scalars (identical in every block), w of this block's rows, v for the next sample ----
+        if (warp == 0) {
+            float uv = 0.0f, wu = 0.0f;
+            for (int b = lane; b < K; b += 32) {
+                const float2 part = __ldcg(partials + vNext * K + b);
+                uv += part.x;
+                wu += part.y;
+            }
+            uv = warpSum(uv);
+            wu = warpSum(wu);
+            if (lane == 0) {
+                const float rawD = mic[s], rawX = win[N + s];
+                if (!isfinite(rawD) || !isfinite(rawX))
+                    ++sanitisedCount;
+                const float d = sanitised(rawD);
+                const double xIn = sanitised(rawX), xOut = sanitised(win[s]);
+                uEnergy += xIn * xIn - xOut * xOut;
+                if (++sinceResum >= 4096) { // bound the drift of the running sum, as the CPU twin
+                    uEnergy = 0.0;
+                    for (int i = 0; i < N; ++i) {
+                        const double x = sanitised(win[N + s - i]);
+                        uEnergy += x * x;
+                    }
+                    sinceResum = 0;
+                }
+                const float e = __fsub_rn(d, wu);
+                float result = e;
+                SampleDecision dec{0, 0.0f, 0.0f};
+                if (uEnergy <= p.silenceEnergy) {
+                    ++paused;
+                } else {
+                    const float alpha = __fadd_rn(lambda, uv);
+                    if (!(alpha >= __fmul_rn(0.5f, lambda)) || !isfinite(alpha) || !isfinite(e)) {
+                        ++reinits;
+                        dec.action = isfinite(e) ? 2 : 3;
+                        result = isfinite(e) ? e : d;
+                    } else {
+                        dec.action = 1;
+                        dec.r = __fdiv_rn(1.0f, alpha);
+                        dec.g = __fmul_rn(e, dec.r);
+                    }
+                }
+                decision = dec;
+                if (writer)
+                    out[s] = result;
+            }
+        }
+        __syncthreads();
+        const SampleDecision dec = decision;
+        if (dec.action == 1) {
+            for (int i = tid; i < R; i += T)
+                wRows[i] = __fadd_rn(wRows[i], __fmul_rn(dec.g, vRows[i]));
+            pending = 1;
+            pendingR = dec.r;
+#pragma unroll
+            for (int c = 0; c < C4; ++c)
+                v[c] = __ldcg(reinterpret_cast<const float4*>(vOut) + tid + c * T);
+        } else {
+            pending = 0;
+            if (dec.action >= 2) { // P = I / delta for this block's rows; w kept unless e was not finite
+                auto identityTile = [&](int localRow, int c) {
+                    float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
+                    const int gi = row0 + localRow;
+#pragma unroll
+                    for (int q = 0; q < 4; ++q)
+                        if (gi < N && 4 * (tid + c * T) + q == gi)
+                            component(t, q) = p.diag;
+                    return t;
+                };
+#pragma unroll
+                for (int g = 0; g < RG; ++g)
+#pragma unroll
+                    for (int k = 0; k < 4; ++k)
+#pragma unroll
+                        for (int c = 0; c < C4; ++c)
+                            regP[g][k][c] = identityTile(g * 4 + k, c);
+                for (int g = RG; g < G; ++g)
+                    for (int k = 0; k < 4; ++k)
+                        for (int c = 0; c < C4; ++c) {
+                            if (g < RG + SG)
+                                sharedTile(g - RG, k, c) = identityTile(g * 4 + k, c);
+                            else
+                                rowPtr(g * 4 + k)[c * T] = identityTile(g * 4 + k, c);
+                        }
+                if (dec.action == 3)
+                    for (int i = tid; i < R; i += T)
+                        wRows[i] = 0.0f;
+            }
+        }
+        vCurrent = vNext;
+        __syncthreads();
+    }
+
+    // ---- state out ----
+#pragma unroll
+    for (int g = 0; g < RG; ++g)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+#pragma unroll
+            for (int c = 0; c < C4; ++c)
+                if (g < G)
+                    rowPtr(g * 4 + k)[c * T] = regP[g][k][c];
+    for (int sg = 0; sg < SG; ++sg)
+        for (int k = 0; k < 4; ++k)
+            for (int c = 0; c < C4; ++c)
+                rowPtr((RG + sg) * 4 + k)[c * T] = sharedTile(sg, k, c);
+    for (int i = tid; i < R; i += T)
+        wHome[row0 + i] = wRows[i];
+    if (writer) {
+        // The next launch's far-end history: the last N samples of (history, this block).
+        float* next = p.windowOut + static_cast<size_t>(channel) * p.windowStride;
+        for (int i = tid; i < N; i += T)
+            next[i] = win[p.samples + i];
+        if (tid == 0) {
+            st->pending = pending;
+            st->pendingR = pendingR;
+            st->vCurrent = vCurrent;
+            st->uEnergy = uEnergy;
+            st->sinceResum = sinceResum;
+            st->reinitialisations = reinits;
+            st->pausedSamples = paused;
+            st->sanitisedSamples = sanitisedCount;
+        }
+    }
+}
+
+} // namespace quell::gpu::rls

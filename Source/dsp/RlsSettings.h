@@ -1,0 +1,25 @@
+#pragma once
+// Settings and health counters of the RLS filter, shared by the CPU Rls (dsp/Rls.h) and the GPU one
+// (Kernels/rls/GpuRls.h). Kept apart from Rls.h because the CUDA sources are compiled as C++17 and
+// Rls.h uses std::span.
+#include <cstdint>
+
+namespace quell::dsp {
+
+struct RlsSettings {
+    int taps = 1024;
+    double lambda = 0.9999;
+    double delta = 1e-2;          // P(0) = I / delta
+    double silenceFloor = 1e-10;  // mean far-end power per tap (about -100 dBFS) below which adaptation pauses
+};
+
+struct RlsHealth {
+    std::uint64_t reinitialisations = 0;
+    std::uint64_t pausedSamples = 0;
+    std::uint64_t sanitisedSamples = 0;
+};
+
+// Validates settings; throws std::invalid_argument with a message naming the bad value.
+void validate(const RlsSettings& settings);
+
+} // namespace quell::dsp
