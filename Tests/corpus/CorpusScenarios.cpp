@@ -149,7 +149,10 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
     // Voices vary across scenarios; the near end is always the other sex from the far end.
     const char* male[] = {"en+m3", "en-us+m1", "en+m5", "en-gb-x-rp+m2"};
     const char* female[] = {"en+f3", "en-us+f2", "en+f4", "en-gb-x-rp+f1"};
+    // Device geometry varies too: loudspeaker-to-mic distances of a laptop, a speakerphone and a TV.
+    const double micDistances[] = {0.3, 0.5, 0.8, 0.4, 0.65};
     for (std::size_t i = 0; i < list.size(); ++i) {
+        list[i].micDistance = micDistances[i % 5];
         const bool maleFar = i % 2 == 0;
         list[i].farVoice = maleFar ? male[i % 4] : female[i % 4];
         list[i].farVoice2 = maleFar ? female[(i + 1) % 4] : male[(i + 1) % 4];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <stdexcept>
 
@@ -214,6 +215,18 @@ std::vector<Interval> intersect(const std::vector<Interval>& a, const std::vecto
             ++i;
         else
             ++j;
+    }
+    return out;
+}
+
+std::vector<double> truncateWithFade(std::span<const double> h, std::size_t samples, std::size_t fadeSamples)
+{
+    std::vector<double> out(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(std::min(samples, h.size())));
+    const std::size_t fade = std::min(fadeSamples, out.size());
+    for (std::size_t i = 0; i < fade; ++i) {
+        // Weight 1 just before the fade, approaching 0 at the last sample kept.
+        const double x = static_cast<double>(i + 1) / static_cast<double>(fade + 1);
+        out[out.size() - fade + i] *= 0.5 * (1.0 + std::cos(std::numbers::pi * x));
     }
     return out;
 }

@@ -60,6 +60,10 @@ std::vector<Interval> activityIntervals(std::span<const double> x, double sample
                                         double bridgeSeconds = 0.1);
 std::vector<Interval> intersect(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// The first `samples` samples of h, the last `fadeSamples` of them under a raised-cosine fade-out
+// (a hard cut would add a click to the response's spectrum).
+std::vector<double> truncateWithFade(std::span<const double> h, std::size_t samples, std::size_t fadeSamples);
+
 // Rounds to the 16-bit PCM grid (k / 32768), so that components written as 16-bit PCM add up to the
 // mixture exactly after reading back.
 void quantizeToPcm16(std::span<double> x);

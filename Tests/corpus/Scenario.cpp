@@ -285,6 +285,20 @@ RenderedScenario render(const Scenario& sc)
                                         ? shoeboxImpulseResponse(room, after.loudspeakers[l], after.mics[m], rirOptions)
                                         : r.rirBefore[l * M + m];
         }
+    // Reverberation time from the full response, before any cut.
+    try {
+        r.rirT20 = t20(r.rirBefore[0], fs);
+        r.rirT30 = t30(r.rirBefore[0], fs);
+    } catch (const std::runtime_error&) {
+        // Left at 0: reported as not measurable.
+    }
+    if (sc.rirMaxMs > 0.0) {
+        const auto keep = static_cast<std::size_t>(std::llround(sc.rirMaxMs * 1e-3 * fs));
+        const auto fade = static_cast<std::size_t>(std::llround(0.005 * fs));
+        for (auto* set : {&r.rirBefore, &r.rirAfter})
+            for (auto& h : *set)
+                h = truncateWithFade(h, keep, fade);
+    }
     r.echo.assign(M, std::vector<double>(n, 0.0));
     if (farEnd) {
         for (std::size_t m = 0; m < M; ++m)
@@ -339,13 +353,8 @@ RenderedScenario render(const Scenario& sc)
                                  ? powerDb(activePower(r.near[0], fs)) - powerDb(activePower(r.echo[0], fs))
                                  : 0.0;
     const std::vector<double>& h0 = r.rirBefore[0];
-    try {
-        r.rirT20 = t20(h0, fs);
-        r.rirT30 = t30(h0, fs);
-    } catch (const std::runtime_error&) {
-        // Left at 0: reported as not measurable.
-    }
     r.tailBeyond64msDb = tailEnergyDb(h0, static_cast<std::size_t>(0.064 * fs));
+    r.tailBeyond256msDb = tailEnergyDb(h0, static_cast<std::size_t>(0.256 * fs));
     r.directPathMs = distance(before.loudspeakers[0], before.mics[0]) / kSoundSpeed * 1e3 + sc.bulkDelayMs;
     r.farActive = farEnd ? activityIntervals(r.ref[0], fs) : std::vector<Interval>{};
     r.echoActive = farEnd ? activityIntervals(r.echo[0], fs) : std::vector<Interval>{};

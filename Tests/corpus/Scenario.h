@@ -42,6 +42,11 @@ struct Scenario {
     int loudspeakers = 1;           // 2: stereo far end (a spaced pair recording of a far-end room)
     int mics = 1;
     double micDistance = 0.8;       // loudspeaker (pair centre) to microphone, metres
+    // 0: room responses run to about -60 dB (the physical tail; at RT60 0.3 s about 15 dB of the echo
+    // energy lies beyond 64 ms, which bounds what a 1024-tap filter at 16 kHz can cancel). Else the echo
+    // paths are cut at this length with a 5 ms raised-cosine fade: an echo a filter that long can model
+    // entirely.
+    double rirMaxMs = 0.0;
     std::string farVoice = "en+m3";
     std::string farVoice2 = "en+f2"; // second far-end talker (alternates sentences in stereo scenarios)
     std::string nearVoice = "en+f3";
@@ -67,9 +72,12 @@ struct RenderedScenario {
     double measuredEnrDb = 0.0;
     double measuredNearToEchoDb = 0.0;
     double measuredSdrDb = 0.0;        // loudspeaker signal-to-distortion ratio (inf when linear)
-    double rirT30 = 0.0;               // of rirBefore[0], seconds (0 if not measurable)
+    double rirT30 = 0.0;               // of rirBefore[0] before any cut, seconds (0 if not measurable)
     double rirT20 = 0.0;
-    double tailBeyond64msDb = 0.0;     // energy of rirBefore[0] after 64 ms (bulk delay excluded)
+    // Energy of rirBefore[0] (as applied, so after any cut) beyond 64 and 256 ms, bulk delay excluded:
+    // the part of the echo a filter of 1024 or 4096 taps at 16 kHz cannot model.
+    double tailBeyond64msDb = 0.0;
+    double tailBeyond256msDb = 0.0;
     double directPathMs = 0.0;         // loudspeaker 1 to mic 1, bulk delay included
     // Activity (seconds): the far end as sent (ref 1), its echo at mic 1 (bulk delay and reverberation
     // included), the near end at mic 1, and double talk = echo and near end both active.

@@ -1,6 +1,6 @@
 // quell-corpus: writes the echo-cancellation test corpus (issue 7) or the bundled demo (issue 2).
 //
-//   quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--no-speech] [--list]
+//   quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]
 //   quell-corpus --demo --out DIR
 //
 // Per scenario, DIR/<name>/ holds ref.wav (far end, one channel per loudspeaker), near.wav (clean near
@@ -39,17 +39,20 @@ struct Options {
     bool pcm16 = false;
     bool noSpeech = false;
     bool list = false;
+    double rirMaxMs = 0.0;
     std::vector<std::string> only;
 };
 
 void usage(std::ostream& os)
 {
-    os << "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--no-speech] [--list]\n"
+    os << "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]\n"
           "       quell-corpus --demo --out DIR\n"
           "  --short      the CI-sized corpus: a few scenarios of 5 s\n"
           "  --only       render only the named scenarios (see --list)\n"
           "  --pcm16      16-bit PCM files (components pre-quantised so that mic = near + echo + noise exactly);\n"
           "               default 32-bit float\n"
+          "  --rir-ms MS  cut the echo paths at MS milliseconds (5 ms fade): an echo a filter that long models\n"
+          "               entirely; default: the full physical decay\n"
           "  --no-speech  skip the scenarios that need espeak-ng\n"
           "  --list       print the scenario names and descriptions, write nothing\n"
           "  --demo       the bundled demo of Resources/demo (16-bit, mono, 16 kHz)\n";
@@ -77,6 +80,11 @@ Options parse(int argc, char** argv)
             o.noSpeech = true;
         else if (a == "--list")
             o.list = true;
+        else if (a == "--rir-ms") {
+            o.rirMaxMs = std::stod(value());
+            if (!(o.rirMaxMs >= 1.0 && o.rirMaxMs <= 2000.0))
+                throw std::invalid_argument("--rir-ms must be between 1 and 2000");
+        }
         else if (a == "--only") {
             std::stringstream ss(value());
             for (std::string name; std::getline(ss, name, ',');)
@@ -154,7 +162,10 @@ std::string scenarioJson(const RenderedScenario& r, const std::string& indent)
       << in << "\"rt60Target\": " << num(s.rt60) << ",\n"
       << in << "\"rt60MeasuredT20\": " << (r.rirT20 > 0 ? num(r.rirT20) : "null") << ",\n"
       << in << "\"rt60MeasuredT30\": " << (r.rirT30 > 0 ? num(r.rirT30) : "null") << ",\n"
+      << in << "\"rirLengthMs\": " << num(static_cast<double>(r.rirBefore[0].size()) * 1e3 / s.sampleRate, 2) << ",\n"
+      << in << "\"rirCutMs\": " << (s.rirMaxMs > 0 ? num(s.rirMaxMs) : "null") << ",\n"
       << in << "\"rirTailBeyond64msDb\": " << num(r.tailBeyond64msDb, 2) << ",\n"
+      << in << "\"rirTailBeyond256msDb\": " << num(r.tailBeyond256msDb, 2) << ",\n"
       << in << "\"enrDbTarget\": " << (s.nearEndOnly ? "null" : num(s.enrDb)) << ",\n"
       << in << "\"enrDbMeasured\": " << (s.nearEndOnly ? "null" : num(r.measuredEnrDb, 3)) << ",\n"
       << in << "\"nearToNoiseDb\": " << (s.nearEndOnly ? num(s.nearToNoiseDb) : "null") << ",\n"
@@ -167,8 +178,11 @@ std::string scenarioJson(const RenderedScenario& r, const std::string& indent)
       << in << "\"loudspeakerSdrDb\": " << num(r.measuredSdrDb, 2) << ",\n"
       << in << "\"loudspeakers\": " << s.loudspeakers << ",\n"
       << in << "\"mics\": " << s.mics << ",\n"
-      << in << "\"farVoices\": [" << jsonString(s.farVoice)
-      << (s.loudspeakers == 2 && s.excitation == Excitation::Speech ? ", " + jsonString(s.farVoice2) : "") << "],\n"
+      << in << "\"farVoices\": "
+      << (s.excitation != Excitation::Speech || s.nearEndOnly
+              ? std::string("null")
+              : "[" + jsonString(s.farVoice) + (s.loudspeakers == 2 ? ", " + jsonString(s.farVoice2) : "") + "]")
+      << ",\n"
       << in << "\"nearVoice\": " << (s.doubleTalk || s.nearEndOnly ? jsonString(s.nearVoice) : "null") << ",\n"
       << in << "\"seed\": " << s.seed << ",\n"
       << in << "\"room\": {\"size\": " << jsonPoint(r.roomSize) << ", \"wallReflection\": " << num(r.reflection, 5)
@@ -240,9 +254,11 @@ void writeScenario(const fs::path& dir, RenderedScenario& r, bool pcm16)
     writeText(dir / "scenario.json", scenarioJson(r, "") + "\n");
 }
 
+std::string dbCell(double db) { return std::isfinite(db) ? num(db, 1) : "-inf"; }
+
 std::string tsvHeader()
 {
-    return "name\texcitation\tseconds\trt60_target\trt60_t30\ttail64ms_db\tenr_db\tbulk_delay_ms\tdirect_path_ms\t"
+    return "name\texcitation\tseconds\trt60_target\trt60_t30\trir_cut_ms\ttail64ms_db\ttail256ms_db\tenr_db\tbulk_delay_ms\tdirect_path_ms\t"
            "path_change_s\tdouble_talk\tloudspeaker_sdr_db\tloudspeakers\tmics\tfar_voice\tnear_voice\n";
 }
 
@@ -251,11 +267,13 @@ std::string tsvRow(const RenderedScenario& r)
     const Scenario& s = r.scenario;
     std::ostringstream os;
     os << s.name << '\t' << toString(s.nearEndOnly ? Excitation::None : s.excitation) << '\t' << num(s.seconds) << '\t'
-       << num(s.rt60) << '\t' << (r.rirT30 > 0 ? num(r.rirT30, 3) : "-") << '\t' << num(r.tailBeyond64msDb, 1) << '\t'
+       << num(s.rt60) << '\t' << (r.rirT30 > 0 ? num(r.rirT30, 3) : "-") << '\t' << (s.rirMaxMs > 0 ? num(s.rirMaxMs) : "-") << '\t'
+       << dbCell(r.tailBeyond64msDb) << '\t' << dbCell(r.tailBeyond256msDb) << '\t'
        << (s.nearEndOnly ? "-" : num(r.measuredEnrDb, 2)) << '\t' << num(s.bulkDelayMs) << '\t'
        << num(r.directPathMs, 2) << '\t' << (r.changeTime >= 0 ? num(r.changeTime) : "-") << '\t'
        << (s.doubleTalk ? "yes" : "no") << '\t' << (std::isfinite(r.measuredSdrDb) ? num(r.measuredSdrDb, 1) : "linear")
-       << '\t' << s.loudspeakers << '\t' << s.mics << '\t' << (s.nearEndOnly ? "-" : s.farVoice) << '\t'
+       << '\t' << s.loudspeakers << '\t' << s.mics << '\t'
+       << (s.excitation == Excitation::Speech && !s.nearEndOnly ? s.farVoice : "-") << '\t'
        << (s.doubleTalk || s.nearEndOnly ? s.nearVoice : "-") << '\n';
     return os.str();
 }
@@ -329,9 +347,12 @@ int runCorpus(const Options& o)
     for (std::size_t i = 0; i < list.size(); ++i) {
         std::printf("[%zu/%zu] %s ... ", i + 1, list.size(), list[i].name.c_str());
         std::fflush(stdout);
+        list[i].rirMaxMs = o.rirMaxMs;
         RenderedScenario r = render(list[i]);
         writeScenario(o.out / list[i].name, r, o.pcm16);
-        std::printf("RT60 T30 %.3f s, ENR %.1f dB, tail>64ms %.1f dB\n", r.rirT30, r.measuredEnrDb, r.tailBeyond64msDb);
+        std::printf("RT60 T30 %.3f s, %s, echo energy beyond 64 ms %.1f dB, beyond 256 ms %.1f dB\n", r.rirT30,
+                    list[i].nearEndOnly ? "no far end" : ("ENR " + num(r.measuredEnrDb, 1) + " dB").c_str(),
+                    r.tailBeyond64msDb, r.tailBeyond256msDb);
         tsv += tsvRow(r);
         json += scenarioJson(r, "    ") + (i + 1 < list.size() ? ",\n" : "\n");
     }
