@@ -72,6 +72,11 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
         dt.doubleTalk = true;
         list.push_back(dt);
         list.push_back(make(P, 0.3, 10, T));
+        // A noise case with delay and change, so a machine without espeak-ng (--no-speech) still has one.
+        auto wc = make(W, 0.2, 30, T);
+        wc.bulkDelayMs = 100;
+        wc.pathChange = true;
+        list.push_back(wc);
         auto st = make(S, 0.3, 30, T);
         st.loudspeakers = 2;
         list.push_back(st);

@@ -216,7 +216,7 @@ TEST_CASE("Pink noise has equal power per octave", "[corpus]")
         CHECK(bandPower(lo, 2.0 * lo) == Approx(ref).margin(0.5));
 }
 
-TEST_CASE("Loudspeaker soft clip at a target distortion, bulk delay and path switch", "[corpus]")
+TEST_CASE("Loudspeaker soft clip at a target distortion, bulk delay, response cut and path switch", "[corpus]")
 {
     const auto x = test::colouredNoise(20000, 3, 0.2);
     for (const double sdr : {35.0, 25.0, 15.0}) {
@@ -227,6 +227,12 @@ TEST_CASE("Loudspeaker soft clip at a target distortion, bulk delay and path swi
     CHECK(d.size() == x.size());
     CHECK(d[36] == 0.0);
     CHECK(d[37 + 500] == x[500]);
+
+    const auto cut = truncateWithFade(x, 1000, 80);
+    REQUIRE(cut.size() == 1000);
+    CHECK(cut[919] == x[919]);                       // before the fade: untouched
+    CHECK(std::abs(cut[999]) < 0.01 * std::abs(x[999]) + 1e-12); // last sample almost faded out
+    CHECK(std::abs(cut[960]) < std::abs(x[960]));
 
     const std::vector<double> a = {1.0, 0.5}, b = {0.0, 0.0, -2.0};
     const auto y = switchedConvolution(x, a, b, 1000);
