@@ -29,8 +29,8 @@ struct GpuRls::Impl {
 
     Stream stream;
     Event start, stop;
-    DeviceBuffer<float> P, w, v, window[2], mic, out;
-    DeviceBuffer<float2> partials;
+    DeviceBuffer<float> P, w, window[2], mic, out;
+    DeviceBuffer<unsigned long long> v, partials;
     DeviceBuffer<unsigned int> barrier;
     DeviceBuffer<rls::ChannelState> state;
     PinnedBuffer<float> hostMic, hostRef, hostOut;
@@ -85,8 +85,10 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     const int groups = pol.rowsPerBlock / 4;
     const int sharedGroups = std::max(0, std::min(pol.sharedGroups, groups - pol.registerGroups));
     const std::size_t smem = rls::sharedBytes(pol.threads, pol.columnChunks, pol.rowsPerBlock, sharedGroups);
-    if (smem > prop.sharedMemPerBlockOptin)
-        bad("needs " + std::to_string(smem) + " bytes of shared memory");
+    cudaFuncAttributes attributes{};
+    QUELL_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
+    if (smem + attributes.sharedSizeBytes > prop.sharedMemPerBlockOptin)
+        bad("needs " + std::to_string(smem + attributes.sharedSizeBytes) + " bytes of shared memory");
     QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     const int K = (N + pol.rowsPerBlock - 1) / pol.rowsPerBlock;
@@ -121,7 +123,7 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.P.allocate(B * m.pStride);
     m.w.allocate(B * m.rowsTotal);
     m.v.allocate(B * 2 * m.vLength);
-    m.partials.allocate(B * 2 * K);
+    m.partials.allocate(B * 2 * 2 * K);
     m.barrier.allocate(B);
     m.state.allocate(B);
     for (auto& win : m.window)
@@ -168,7 +170,8 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
                                        cudaMemcpyHostToDevice, s));
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[side].get() + taps, windowBytes, hostRef.get(), rowBytes,
                                        n * sizeof(float), B, cudaMemcpyHostToDevice, s));
-    QUELL_CUDA_CHECK(cudaMemsetAsync(barrier.get(), 0, barrier.bytes(), s));
+    if (policy.counterBarrier)
+        QUELL_CUDA_CHECK(cudaMemsetAsync(barrier.get(), 0, barrier.bytes(), s));
 
     rls::KernelParams p{};
     p.taps = taps;
@@ -190,6 +193,7 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     p.v = v.get();
     p.partials = partials.get();
     p.barrier = barrier.get();
+    p.counterBarrier = policy.counterBarrier ? 1 : 0;
     p.windowIn = window[side].get();
     p.windowOut = window[side ^ 1].get();
     p.mic = mic.get();

@@ -13,7 +13,7 @@ struct ChannelState {
     float pendingR;            // 1 / alpha of the deferred rank-one update
     int pending;               // a deferred update of P is due
     int sinceResum;
-    int vCurrent;              // which half of the v double buffer holds the latest v
+    unsigned long long samplesDone;  // samples processed since reset: v(n) sits in buffer n & 1, tag n + 1
     unsigned long long reinitialisations;
     unsigned long long pausedSamples;
     unsigned long long sanitisedSamples;
@@ -34,9 +34,10 @@ struct KernelParams {
     std::size_t pStride;       // floats of P per channel: K * R * paddedColumns
     float* P;                  // [channel][K * R][paddedColumns], rows >= N and columns >= N are zero
     float* w;                  // [channel][K * R]
-    float* v;                  // [channel][2][vLength]
-    float2* partials;          // [channel][2][K]: (u^T v, w^T u) of each block's rows
-    unsigned int* barrier;     // [channel] arrival counters, zeroed before each launch
+    unsigned long long* v;         // [channel][2][vLength] published words {v_i, tag}
+    unsigned long long* partials;  // [channel][2][K][2] published words {u^T v, tag}, {w^T u, tag} per block
+    unsigned int* barrier;     // [channel] arrival counters, zeroed before each launch (counterBarrier only)
+    int counterBarrier;        // also meet at a counter barrier before collecting (for comparison)
     const float* windowIn;     // [channel][windowStride]
     float* windowOut;          // [channel][windowStride]: the kernel writes the next history here
     const float* mic;          // [channel][ioStride]

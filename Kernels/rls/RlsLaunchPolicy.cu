@@ -1,7 +1,7 @@
 // The default layout of the persistent RLS kernel per (taps, channels). Starting points chosen from the
 // costs below and then checked by the benchmark sweep (numbers in NOTES.md):
-//  - one grid barrier per sample costs ~1 us on an H100, so a small N spreads over few blocks (the
-//    row work of N=256 is ~1 us on one SM, far less than a barrier across 132);
+//  - the per-sample exchange costs ~1 us on an H100 whatever the number of blocks (16 to 128), so
+//    rows are spread thin (8 per block) up to one block per SM;
 //  - P is best in registers (no shared-memory traffic: each element is read and written every sample),
 //    then shared memory, then global memory (L2 or HBM);
 //  - B channels in one launch: a channel gets several blocks (on chip) while B is small, one block
@@ -37,14 +37,14 @@ RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int
     } else if (r.columnChunks <= 0) {
         r.columnChunks = chunksFor(quads, r.threads);
     }
-    const int paddedColumns = 4 * r.threads * r.columnChunks;
     const int sms = std::max(1, multiprocessors);
 
     if (r.rowsPerBlock <= 0) {
         if (channels == 1) {
-            // Enough rows per block that the row pass is not dwarfed by the barrier, and no more blocks
-            // than multiprocessors.
-            r.rowsPerBlock = roundUp(std::max(ceilDiv(taps, sms), ceilDiv(16384, paddedColumns)), 4);
+            // Measured (NOTES.md, run 1): the exchange costs about the same for 16 or 128 blocks, so
+            // spreading the rows thin wins; 8 rows per block at least, no more blocks than SMs, and a
+            // tiny filter stays in one block (no grid exchange at all).
+            r.rowsPerBlock = taps <= 128 ? roundUp(taps, 4) : roundUp(std::max(ceilDiv(taps, sms), 8), 4);
         } else {
             int perChannel = 1;
             while (channels * perChannel * 2 <= sms)
@@ -65,7 +65,8 @@ RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int
         const long long fixed =
             static_cast<long long>(rls::sharedBytes(r.threads, r.columnChunks, r.rowsPerBlock, 0));
         const long long perGroup = 4LL * r.columnChunks * r.threads * 16;
-        const long long fit = std::max(0LL, (sharedBytesPerBlock - fixed) / perGroup);
+        const long long reserve = 1024; // the kernel's static shared memory
+        const long long fit = std::max(0LL, (sharedBytesPerBlock - reserve - fixed) / perGroup);
         r.sharedGroups = streaming ? 0 : static_cast<int>(std::min<long long>(fit, groups - r.registerGroups));
         r.sharedGroups = std::max(0, r.sharedGroups);
     }

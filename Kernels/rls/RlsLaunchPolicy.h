@@ -18,6 +18,7 @@ struct RlsLaunchPolicy {
     int registerGroups = -1;  // groups of 4 rows held in registers (0, 1, 2 or 4, with
                               // registerGroups * columnChunks <= 4); -1 = choose
     int sharedGroups = -1;    // groups of 4 rows held in shared memory; -1 = as many as fit
+    bool counterBarrier = false;  // also meet at an atomic-counter barrier each sample (for comparison)
 };
 
 // The policy the library picks for `taps` and `channels` on a device with `multiprocessors` SMs and

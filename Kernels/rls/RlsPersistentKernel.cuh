@@ -1,11 +1,18 @@
 #pragma once
 // The persistent RLS kernel (paper 001, eqs. 9-17, on a modern GPU). One launch processes a whole block
 // of samples; a channel's rows of P are spread over `blocksPerChannel` blocks that meet once per sample
-// at a barrier. Per sample n, every block:
+// once per sample. Per sample n, every block:
 //   A. its rows i: p_i <- (p_i - (v_i v_j) r) / lambda   (the deferred rank-one update of sample n-1)
 //                  v_i(n) = p_i . u(n)                     (fused: each element read once, written once)
 //      and the partial sums over its rows of u_i v_i(n) and w_i u_i(n); writes v_i and the partials.
-//   B. barrier (the only grid-wide exchange of the sample).
+//   B. the exchange (the only grid-wide synchronisation of the sample): every value is published as a
+//      64-bit word {value, tag = sample number + 1} with one relaxed store, so a reader that sees the
+//      tag it expects also sees the value (single-copy atomicity of 64-bit accesses). Each thread polls
+//      exactly the words it needs (its columns of v, and warp 0 the partials): no counter, no fence,
+//      and the data arrives in the same round trip as the synchronisation. Double buffering by sample
+//      parity is safe because a block can only publish sample n+2 after reading every block's
+//      partials of n+1, which each block publishes after it has read v(n). A counter barrier
+//      (RlsGridBarrier.cuh) can be put in front for comparison (policy.counterBarrier).
 //   C. sums the partials of all blocks in a fixed order (so every block gets bit-identical scalars),
 //      forms e = d - w^T u, alpha = lambda + u^T v, decides pause / update / re-initialisation exactly
 //      as the CPU twin (quell::dsp::Rls), updates w_i of its rows and loads the whole v(n) it needs for
@@ -15,6 +22,8 @@
 // bit-identical updates and P stays exactly symmetric. The dot products may use FMAs (they only change
 // rounding of v, not symmetry).
 #include <cuda_runtime.h>
+
+#include <cuda/atomic>
 
 #include "rls/RlsGridBarrier.cuh"
 #include "rls/RlsKernelParams.cuh"
@@ -76,6 +85,27 @@ __device__ __forceinline__ float warpReduceFour(const float (&acc)[4], int lane)
     return s;
 }
 
+__device__ __forceinline__ void publish(unsigned long long* word, float value, unsigned int tag)
+{
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*word).store(
+        (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(value), cuda::memory_order_relaxed);
+}
+
+// Spins until the word carries `tag`, then returns its value.
+__device__ __forceinline__ float collect(unsigned long long* word, unsigned int tag)
+{
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> ref(*word);
+    unsigned long long x = ref.load(cuda::memory_order_relaxed);
+    while (static_cast<unsigned int>(x >> 32) != tag)
+        x = ref.load(cuda::memory_order_relaxed);
+    return __uint_as_float(static_cast<unsigned int>(x));
+}
+
+__device__ __forceinline__ float valueOf(const unsigned long long* word)
+{
+    return __uint_as_float(static_cast<unsigned int>(*word));
+}
+
 __device__ __forceinline__ float warpSum(float x)
 {
 #pragma unroll
@@ -109,8 +139,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
 
     float* P = p.P + channel * p.pStride;
     float* wHome = p.w + static_cast<size_t>(channel) * K * R;
-    float* vBase = p.v + static_cast<size_t>(channel) * 2 * p.vLength;
-    float2* partials = p.partials + static_cast<size_t>(channel) * 2 * K;
+    unsigned long long* vBase = p.v + static_cast<size_t>(channel) * 2 * p.vLength;
+    unsigned long long* partials = p.partials + static_cast<size_t>(channel) * 2 * 2 * K; // [2][K][uv, wu]
     const float* win = p.windowIn + static_cast<size_t>(channel) * p.windowStride;
     const float* mic = p.mic + static_cast<size_t>(channel) * p.ioStride;
     float* out = p.out + static_cast<size_t>(channel) * p.ioStride;
@@ -127,7 +157,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
     // ---- state in ----
     int pending = st->pending;
     float pendingR = st->pendingR;
-    int vCurrent = st->vCurrent;
+    unsigned long long done = st->samplesDone;   // sample number of the next sample
     double uEnergy = st->uEnergy;
     int sinceResum = st->sinceResum;
     unsigned long long reinits = st->reinitialisations, paused = st->pausedSamples,
@@ -146,12 +176,16 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             for (int c = 0; c < C4; ++c)
                 sharedTile(sg, k, c) = rowPtr((RG + sg) * 4 + k)[c * T];
 
+    // v of the last sample (published by the previous launch, which has completed).
+    const unsigned long long* vLast = vBase + ((done + 1) & 1) * p.vLength;
     float4 v[C4];
 #pragma unroll
     for (int c = 0; c < C4; ++c)
-        v[c] = __ldcg(reinterpret_cast<const float4*>(vBase + static_cast<size_t>(vCurrent) * p.vLength) + tid + c * T);
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+            component(v[c], q) = valueOf(vLast + 4 * (tid + c * T) + q);
     for (int i = tid; i < R; i += T) {
-        vRows[i] = vBase[static_cast<size_t>(vCurrent) * p.vLength + row0 + i];
+        vRows[i] = valueOf(vLast + row0 + i);
         wRows[i] = wHome[row0 + i];
     }
     __syncthreads();
@@ -167,8 +201,17 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                 const int j = 4 * (tid + c * T) + q;
                 component(u[c], q) = j < N ? sanitised(__ldg(win + N + s - j)) : 0.0f;
             }
-        const int vNext = vCurrent ^ 1;
-        float* vOut = vBase + static_cast<size_t>(vNext) * p.vLength;
+        const int parity = static_cast<int>(done & 1);
+        const unsigned int tag = static_cast<unsigned int>(done + 1);
+        unsigned long long* vOut = vBase + parity * p.vLength;
+        unsigned long long* partOut = partials + parity * 2 * K;
+        // The scalar inputs of phase C, loaded now so their latency hides behind the row pass.
+        float rawD = 0.0f, rawX = 0.0f, rawLeaving = 0.0f;
+        if (tid == 0) {
+            rawD = mic[s];
+            rawX = win[N + s];
+            rawLeaving = win[s];
+        }
         const bool pend = pending != 0;
         float uvAcc = 0.0f, wuAcc = 0.0f;   // warp 0: partial sums over this block's rows
 
@@ -186,12 +229,14 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                     if (local < R) {
                         const int lslot = lane >> 2, k = lane & 3;
                         float sum = 0.0f;
-                        for (int w2 = 0; w2 < W; ++w2)
-                            sum += ring[((half * 8 + lslot) * W + w2) * 4 + k];
+#pragma unroll
+                        for (int w2 = 0; w2 < kMaxThreads / 32; ++w2) // unrolled: the loads overlap
+                            if (w2 < W)
+                                sum += ring[((half * 8 + lslot) * W + w2) * 4 + k];
                         const int gi = row0 + local;
                         const float ui = gi < N ? sanitised(__ldg(win + N + s - gi)) : 0.0f;
                         vRows[local] = sum;
-                        vOut[gi] = sum;
+                        publish(vOut + gi, sum, tag);
                         uvAcc = fmaf(ui, sum, uvAcc);
                         wuAcc = fmaf(wRows[local], ui, wuAcc);
                     }
@@ -236,32 +281,37 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
         if (warp == 0) {
             uvAcc = warpSum(uvAcc);
             wuAcc = warpSum(wuAcc);
-            if (lane == 0)
-                partials[vNext * K + slice] = make_float2(uvAcc, wuAcc);
+            if (lane == 0) {
+                publish(partOut + 2 * slice, uvAcc, tag);
+                publish(partOut + 2 * slice + 1, wuAcc, tag);
+            }
         }
 
         // ---- B: the one exchange of the sample ----
-        if (K > 1)
+        if (p.counterBarrier && K > 1)
             groupBarrier(p.barrier + channel, static_cast<unsigned int>((s + 1) * K));
-        else
-            __syncthreads();
+        // Every block's v(n) for this thread's columns (needed if the sample updates; collected in any
+        // case, it is the synchronisation that keeps the double buffers safe).
+#pragma unroll
+        for (int c = 0; c < C4; ++c)
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                component(v[c], q) = collect(vOut + 4 * (tid + c * T) + q, tag);
 
         // ---- C: scalars (identical in every block), w of this block's rows, v for the next sample ----
         if (warp == 0) {
             float uv = 0.0f, wu = 0.0f;
             for (int b = lane; b < K; b += 32) {
-                const float2 part = __ldcg(partials + vNext * K + b);
-                uv += part.x;
-                wu += part.y;
+                uv += collect(partOut + 2 * b, tag);
+                wu += collect(partOut + 2 * b + 1, tag);
             }
             uv = warpSum(uv);
             wu = warpSum(wu);
             if (lane == 0) {
-                const float rawD = mic[s], rawX = win[N + s];
                 if (!isfinite(rawD) || !isfinite(rawX))
                     ++sanitisedCount;
                 const float d = sanitised(rawD);
-                const double xIn = sanitised(rawX), xOut = sanitised(win[s]);
+                const double xIn = sanitised(rawX), xOut = sanitised(rawLeaving);
                 uEnergy += xIn * xIn - xOut * xOut;
                 if (++sinceResum >= 4096) { // bound the drift of the running sum, as the CPU twin
                     uEnergy = 0.0;
@@ -300,9 +350,6 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                 wRows[i] = __fadd_rn(wRows[i], __fmul_rn(dec.g, vRows[i]));
             pending = 1;
             pendingR = dec.r;
-#pragma unroll
-            for (int c = 0; c < C4; ++c)
-                v[c] = __ldcg(reinterpret_cast<const float4*>(vOut) + tid + c * T);
         } else {
             pending = 0;
             if (dec.action >= 2) { // P = I / delta for this block's rows; w kept unless e was not finite
@@ -335,8 +382,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                         wRows[i] = 0.0f;
             }
         }
-        vCurrent = vNext;
-        __syncthreads();
+        ++done;
     }
 
     // ---- state out ----
@@ -362,7 +408,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
         if (tid == 0) {
             st->pending = pending;
             st->pendingR = pendingR;
-            st->vCurrent = vCurrent;
+            st->samplesDone = done;
             st->uEnergy = uEnergy;
             st->sinceResum = sinceResum;
             st->reinitialisations = reinits;

@@ -102,17 +102,20 @@ RlsLaunchPolicy layout(int threads, int chunks, int rows, int rg, int sg)
 std::vector<RlsLaunchPolicy> candidates(int taps)
 {
     std::vector<RlsLaunchPolicy> c{RlsLaunchPolicy{}};
+    RlsLaunchPolicy withCounter;
+    withCounter.counterBarrier = true; // the default layout with the atomic-counter barrier in front
+    c.push_back(withCounter);
     switch (taps) {
     case 256:
-        for (int rows : {256, 128, 32, 16}) c.push_back(layout(0, 0, rows, -1, -1));
+        for (int rows : {256, 32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
         break;
     case 512:
-        for (int rows : {128, 64, 16, 8}) c.push_back(layout(0, 0, rows, -1, -1));
+        for (int rows : {32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
         break;
     case 1024:
-        for (int rows : {32, 8}) c.push_back(layout(0, 0, rows, -1, -1));
-        c.push_back(layout(128, 2, 16, 2, -1));
-        c.push_back(layout(256, 1, 16, 0, -1));
+        c.push_back(layout(0, 0, 16, -1, -1));
+        c.push_back(layout(128, 2, 8, 2, -1));
+        c.push_back(layout(256, 1, 8, 0, -1));
         break;
     case 2048:
         c.push_back(layout(512, 1, 16, 2, -1));
@@ -136,7 +139,7 @@ std::string describe(const RlsLaunchPolicy& p, int blocks)
 {
     return std::to_string(blocks) + "x" + std::to_string(p.threads) + " thr, " + std::to_string(p.rowsPerBlock)
            + " rows (" + std::to_string(4 * p.registerGroups) + " reg, " + std::to_string(4 * p.sharedGroups)
-           + " smem), c4=" + std::to_string(p.columnChunks);
+           + " smem), c4=" + std::to_string(p.columnChunks) + (p.counterBarrier ? ", +counter barrier" : "");
 }
 
 } // namespace
@@ -165,7 +168,7 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
             GpuRun r;
             try {
                 r = runSingle(taps, request, samples);
-            } catch (const std::invalid_argument& e) {
+            } catch (const std::exception& e) {
                 std::printf("  N=%d layout skipped: %s\n", taps, e.what());
                 continue;
             }
@@ -226,12 +229,17 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
                 GpuRls gpu;
                 try {
                     gpu.prepare(s, channels, samples, request);
-                } catch (const std::invalid_argument& ex) {
+                } catch (const std::exception& ex) {
                     std::printf("  batched N=%d B=%d skipped: %s\n", taps, channels, ex.what());
                     continue;
                 }
-                gpu.processBatch(d.data(), x.data(), e.data(), samples); // warm-up
-                gpu.processBatch(d.data(), x.data(), e.data(), samples);
+                try {
+                    gpu.processBatch(d.data(), x.data(), e.data(), samples); // warm-up
+                    gpu.processBatch(d.data(), x.data(), e.data(), samples);
+                } catch (const std::exception& ex) {
+                    std::printf("  batched N=%d B=%d failed: %s\n", taps, channels, ex.what());
+                    continue;
+                }
                 const double cs = channels * static_cast<double>(samples) / (1e-3 * gpu.lastKernelMilliseconds());
                 const double gbps = cs * 8.0 * taps * taps / 1e9;
                 report.add("batched",

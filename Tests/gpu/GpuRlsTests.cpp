@@ -273,8 +273,11 @@ TEST_CASE("GPU RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path chan
     const std::vector<float> xf = quell::test::cast<float>(std::span<const double>(x));
     const std::vector<float> df = quell::test::cast<float>(std::span<const double>(d));
 
+    // lambda = 0.99998 (memory ~3 s): with lambda = 0.9999 the misalignment floor of this coloured input
+    // at 40 dB ENR is about -29.5 dB for float64 RLS as well (README.md), i.e. set by the algorithm.
     RlsSettings s;
     s.taps = taps;
+    s.lambda = 0.99998;
     GpuRls gpu;
     gpu.prepare(s, 1, 16000);
     std::vector<float> e(samples, kNaN);
@@ -294,9 +297,9 @@ TEST_CASE("GPU RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path chan
     const std::vector<float> w = gpu.weights();
     const double finalMis = quell::test::misalignmentDb<float>(w, h2Padded);
     const auto h = gpu.health();
-    std::printf("[rls endurance] N=%d: misalignment before the change %.1f dB, at the end %.1f dB; "
+    std::printf("[rls endurance] N=%d lambda=%.5f: misalignment before the change %.1f dB, at the end %.1f dB; "
                 "reinitialisations %llu, paused samples %llu\n",
-                taps, atChangeMinus, finalMis, static_cast<unsigned long long>(h.reinitialisations),
+                taps, s.lambda, atChangeMinus, finalMis, static_cast<unsigned long long>(h.reinitialisations),
                 static_cast<unsigned long long>(h.pausedSamples));
     CHECK(allFinite(e));
     CHECK(allFinite(w));
