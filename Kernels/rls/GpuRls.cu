@@ -92,6 +92,8 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     const int K = (N + pol.rowsPerBlock - 1) / pol.rowsPerBlock;
+    if (K > 160)
+        bad("at most 160 blocks per channel (got " + std::to_string(K) + ")");
     if (K > 1) { // blocks of a channel wait for each other: all of them must be resident at once
         int perSm = 0;
         QUELL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, pol.threads, smem));

@@ -32,6 +32,7 @@ namespace quell::gpu::rls {
 
 constexpr unsigned int kFullMask = 0xffffffffu;
 constexpr int kMaxThreads = 512;
+constexpr int kMaxBlocksPerChannel = 160; // the partials of a channel are collected by one warp, 5 per lane
 
 __device__ __forceinline__ float sanitised(float x) { return isfinite(x) ? x : 0.0f; }
 
@@ -91,14 +92,30 @@ __device__ __forceinline__ void publish(unsigned long long* word, float value, u
         (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(value), cuda::memory_order_relaxed);
 }
 
-// Spins until the word carries `tag`, then returns its value.
-__device__ __forceinline__ float collect(unsigned long long* word, unsigned int tag)
+__device__ __forceinline__ unsigned long long loadWord(unsigned long long* word)
 {
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> ref(*word);
-    unsigned long long x = ref.load(cuda::memory_order_relaxed);
-    while (static_cast<unsigned int>(x >> 32) != tag)
-        x = ref.load(cuda::memory_order_relaxed);
-    return __uint_as_float(static_cast<unsigned int>(x));
+    return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*word).load(cuda::memory_order_relaxed);
+}
+
+// Collects M published words: all loads are issued first (one round trip, not M), then each word that
+// does not carry `tag` yet is polled again, with a short sleep so spinning threads do not crowd the L2
+// slices the late publishers are writing to. Entries with active[i] false read as 0.
+template <int M>
+__device__ __forceinline__ void collectWords(unsigned long long* const (&words)[M], const bool (&active)[M],
+                                             unsigned int tag, float (&values)[M])
+{
+    unsigned long long x[M];
+#pragma unroll
+    for (int i = 0; i < M; ++i)
+        x[i] = active[i] ? loadWord(words[i]) : (static_cast<unsigned long long>(tag) << 32);
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+        while (static_cast<unsigned int>(x[i] >> 32) != tag) {
+            __nanosleep(32);
+            x[i] = loadWord(words[i]);
+        }
+        values[i] = __uint_as_float(static_cast<unsigned int>(x[i]));
+    }
 }
 
 __device__ __forceinline__ float valueOf(const unsigned long long* word)
@@ -292,18 +309,41 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             groupBarrier(p.barrier + channel, static_cast<unsigned int>((s + 1) * K));
         // Every block's v(n) for this thread's columns (needed if the sample updates; collected in any
         // case, it is the synchronisation that keeps the double buffers safe).
+        {
+            unsigned long long* words[4 * C4];
+            bool active[4 * C4];
+            float values[4 * C4];
 #pragma unroll
-        for (int c = 0; c < C4; ++c)
+            for (int i = 0; i < 4 * C4; ++i) {
+                const int j = 4 * (tid + (i / 4) * T) + (i % 4);
+                active[i] = j < K * R; // columns past the last row are never published (v_j = 0 there)
+                words[i] = vOut + (active[i] ? j : 0);
+            }
+            collectWords<4 * C4>(words, active, tag, values);
 #pragma unroll
-            for (int q = 0; q < 4; ++q)
-                component(v[c], q) = collect(vOut + 4 * (tid + c * T) + q, tag);
+            for (int i = 0; i < 4 * C4; ++i)
+                component(v[i / 4], i % 4) = values[i];
+        }
 
         // ---- C: scalars (identical in every block), w of this block's rows, v for the next sample ----
         if (warp == 0) {
+            // Lane l sums blocks l, l + 32, ... (at most kMaxBlocksPerChannel / 32 of them), in that order.
+            constexpr int M = 2 * (kMaxBlocksPerChannel / 32);
+            unsigned long long* words[M];
+            bool active[M];
+            float values[M];
+#pragma unroll
+            for (int i = 0; i < M; ++i) {
+                const int b = lane + 32 * (i / 2);
+                active[i] = b < K;
+                words[i] = partOut + 2 * (active[i] ? b : 0) + (i % 2);
+            }
+            collectWords<M>(words, active, tag, values);
             float uv = 0.0f, wu = 0.0f;
-            for (int b = lane; b < K; b += 32) {
-                uv += collect(partOut + 2 * b, tag);
-                wu += collect(partOut + 2 * b + 1, tag);
+#pragma unroll
+            for (int i = 0; i < M; i += 2) {
+                uv += values[i];
+                wu += values[i + 1];
             }
             uv = warpSum(uv);
             wu = warpSum(wu);

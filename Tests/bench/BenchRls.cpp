@@ -102,35 +102,32 @@ RlsLaunchPolicy layout(int threads, int chunks, int rows, int rg, int sg)
 std::vector<RlsLaunchPolicy> candidates(int taps)
 {
     std::vector<RlsLaunchPolicy> c{RlsLaunchPolicy{}};
-    RlsLaunchPolicy withCounter;
-    withCounter.counterBarrier = true; // the default layout with the atomic-counter barrier in front
-    c.push_back(withCounter);
     switch (taps) {
     case 256:
-        for (int rows : {256, 32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
+        for (int rows : {32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
         break;
     case 512:
-        for (int rows : {32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
+        for (int rows : {16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
         break;
     case 1024:
         c.push_back(layout(0, 0, 16, -1, -1));
-        c.push_back(layout(128, 2, 8, 2, -1));
-        c.push_back(layout(256, 1, 8, 0, -1));
         break;
     case 2048:
         c.push_back(layout(512, 1, 16, 2, -1));
-        c.push_back(layout(512, 1, 16, 0, -1));
-        c.push_back(layout(256, 2, 16, 2, -1));
         c.push_back(layout(512, 1, 32, 4, -1));
         break;
     case 4096:
-        c.push_back(layout(512, 2, 32, 0, -1));
         c.push_back(layout(512, 2, 32, 1, -1));
-        c.push_back(layout(256, 4, 32, 1, -1));
-        c.push_back(layout(512, 2, 64, 2, -1));
         break;
     default:
         break;
+    }
+    // Every layout with both exchanges: tagged words alone, and an atomic-counter barrier in front.
+    const std::size_t layouts = c.size();
+    for (std::size_t i = 0; i < layouts; ++i) {
+        RlsLaunchPolicy withCounter = c[i];
+        withCounter.counterBarrier = true;
+        c.push_back(withCounter);
     }
     return c;
 }
