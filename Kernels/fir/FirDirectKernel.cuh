@@ -1,0 +1,103 @@
+#pragma once
+// Direct FIR for short filters. One block computes a tile of TILE = THREADS * R outputs of one channel:
+// the tile's inputs and the halo of taps-1 samples before it are read from global memory once into shared
+// memory (paper 002's tile + apron), the taps into shared memory too. Each thread then produces R
+// consecutive outputs with register blocking: for each block of R taps it reads a 2R-sample window with
+// 16-byte vector loads (paper 003: aligned 4-wide access; the halo is offset so every window starts on a
+// 16-byte boundary) and does R x R fused multiply-adds.
+// Shared layout: one float4 of padding after every 8 float4s, so the strided float4 reads of a quarter
+// warp fall in distinct banks.
+#include <cuda_runtime.h>
+
+#include "fir/FirHistory.cuh"
+
+namespace quell::gpu::fir {
+
+constexpr int kDirectR = 16;
+constexpr int kDirectThreads = 128;
+constexpr int kDirectTile = kDirectR * kDirectThreads;
+
+__host__ __device__ constexpr int paddedFloat(int f) { return f + 4 * (f >> 5); }
+
+// Shared memory: taps (roundUp(L, R) floats) then the padded input window.
+__host__ __device__ constexpr int directHalo(int taps) { return (taps + kDirectR - 1) / kDirectR * kDirectR - 1; }
+inline std::size_t directSharedBytes(int taps)
+{
+    const int tapsPadded = directHalo(taps) + 1;
+    const int window = directHalo(taps) + kDirectTile + 4;
+    return sizeof(float) * (static_cast<std::size_t>(tapsPadded) + static_cast<std::size_t>(paddedFloat(window + 31)));
+}
+
+// grid: (tiles per channel, channels). out16: output rows are 16-byte aligned (vector stores).
+template <bool Out16>
+__global__ void __launch_bounds__(kDirectThreads) firDirect(const float* __restrict__ in, float* __restrict__ out,
+                                                            long long stride, long long samples,
+                                                            const float* __restrict__ taps, int tapCount,
+                                                            const float* __restrict__ hist)
+{
+    constexpr int R = kDirectR;
+    extern __shared__ float4 shared4[];
+    float* shared = reinterpret_cast<float*>(shared4);
+    const int halo = directHalo(tapCount);
+    const int tapsPadded = halo + 1;
+    float* h = shared;                 // tapsPadded floats (a multiple of R, so 16-byte aligned)
+    float* win = shared + tapsPadded;  // padded window: win[paddedFloat(i)] = x[start - halo + i]
+    const long long c = blockIdx.y;
+    const long long start = static_cast<long long>(blockIdx.x) * kDirectTile;
+    const float* x = in + c * stride;
+    const float* hc = hist + c * static_cast<long long>(tapCount - 1);
+
+    for (int k = threadIdx.x; k < tapsPadded; k += kDirectThreads)
+        h[k] = k < tapCount ? __ldg(taps + k) : 0.0f;
+    const int windowLen = halo + kDirectTile + 1;
+    for (int i = threadIdx.x; i < windowLen; i += kDirectThreads)
+        win[paddedFloat(i)] = inputOrHistory(x, hc, tapCount - 1, samples, start - halo + i);
+    __syncthreads();
+
+    float acc[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        acc[r] = 0.0f;
+    const int base = threadIdx.x * R + halo - (R - 1); // window index of x[o - k0 - (R-1)] at k0 = 0
+    for (int k0 = 0; k0 < tapsPadded; k0 += R) {
+        float xw[2 * R];
+        const int w0 = base - k0; // a multiple of 4: halo = R-1 (mod R)
+#pragma unroll
+        for (int v = 0; v < 2 * R / 4; ++v) {
+            const float4 q = *reinterpret_cast<const float4*>(win + paddedFloat(w0 + 4 * v));
+            xw[4 * v] = q.x;
+            xw[4 * v + 1] = q.y;
+            xw[4 * v + 2] = q.z;
+            xw[4 * v + 3] = q.w;
+        }
+        float hk[R];
+#pragma unroll
+        for (int v = 0; v < R / 4; ++v) {
+            const float4 q = *reinterpret_cast<const float4*>(h + k0 + 4 * v);
+            hk[4 * v] = q.x;
+            hk[4 * v + 1] = q.y;
+            hk[4 * v + 2] = q.z;
+            hk[4 * v + 3] = q.w;
+        }
+#pragma unroll
+        for (int kk = 0; kk < R; ++kk)
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                acc[r] = fmaf(hk[kk], xw[r - kk + R - 1], acc[r]);
+    }
+
+    const long long o = start + static_cast<long long>(threadIdx.x) * R;
+    float* y = out + c * stride + o;
+    if (Out16 && o + R <= samples) {
+#pragma unroll
+        for (int v = 0; v < R / 4; ++v)
+            __stcs(reinterpret_cast<float4*>(y) + v, make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (o + r < samples)
+                y[r] = acc[r];
+    }
+}
+
+} // namespace quell::gpu::fir

@@ -1,0 +1,454 @@
+// GpuIir: host side of the single-pass IIR scan (IirScanKernel.cuh): coefficient sets, correction tables,
+// carried state (ping-pong so a launch never reads what it writes), look-back flags with an epoch so they
+// never need clearing between launches.
+#include "iir/GpuIir.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "common/CudaCheck.cuh"
+#include "common/DeviceBuffer.cuh"
+#include "iir/IirArithmeticChoice.h"
+#include "iir/IirScanKernel.cuh"
+#include "iir/IirSystems.cuh"
+#include "iir/IirTransitionTables.h"
+
+namespace quell::gpu {
+
+using namespace iir;
+
+namespace {
+
+enum class Shape { Direct, Cascade };
+
+// Kernel shape per state size: samples per thread and threads per block (registers bound the larger D).
+struct KernelShape {
+    int k, threads;
+};
+KernelShape shapeFor(int d, IirArithmetic arithmetic)
+{
+    // float64 needs twice the registers per value: shorter runs per thread keep occupancy up.
+    if (arithmetic != IirArithmetic::Float32)
+        return d <= 4 ? KernelShape{8, 256} : KernelShape{8, 128};
+    return d <= 4 ? KernelShape{16, 256} : KernelShape{32, 128};
+}
+
+template <class Sys, int K, int THREADS, typename Real>
+void launchScan(const void* params, long long tiles, int tilesPerBlock, cudaStream_t stream)
+{
+    const auto& p = *static_cast<const ScanParams<Real>*>(params);
+    const auto blocks = [&](int tpb) { return static_cast<unsigned>((tiles + tpb - 1) / tpb); };
+    if (tilesPerBlock >= 4)
+        iirScanKernel<Sys, K, THREADS, 4, Real><<<blocks(4), THREADS, 0, stream>>>(p);
+    else if (tilesPerBlock == 2)
+        iirScanKernel<Sys, K, THREADS, 2, Real><<<blocks(2), THREADS, 0, stream>>>(p);
+    else
+        iirScanKernel<Sys, K, THREADS, 1, Real><<<blocks(1), THREADS, 0, stream>>>(p);
+    QUELL_CUDA_CHECK_LAUNCH();
+}
+
+// Thread blocks of this kernel resident at once on the whole device.
+template <class Sys, int K, int THREADS, typename Real>
+int residentBlocks()
+{
+    int perSm = 0, device = 0, sms = 0;
+    QUELL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, iirScanKernel<Sys, K, THREADS, 1, Real>, THREADS, 0));
+    QUELL_CUDA_CHECK(cudaGetDevice(&device));
+    QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return std::max(1, perSm * sms);
+}
+
+using LaunchFn = void (*)(const void*, long long, int, cudaStream_t);
+struct Kernel {
+    LaunchFn launch;
+    int (*resident)();
+};
+template <class Sys, int K, int THREADS, typename Real>
+Kernel kernelFor()
+{
+    return {&launchScan<Sys, K, THREADS, Real>, &residentBlocks<Sys, K, THREADS, Real>};
+}
+
+// Must agree with shapeFor().
+template <typename Real>
+Kernel pickKernel(Shape shape, int d)
+{
+    constexpr bool f32 = std::is_same_v<Real, float>;
+    constexpr int kSmall = f32 ? 16 : 8;  // samples per thread, D <= 4 (256 threads)
+    constexpr int kLarge = f32 ? 32 : 8;  // samples per thread, D = 8 (128 threads)
+    if (shape == Shape::Direct) {
+        switch (d) {
+        case 1: return kernelFor<DirectSystem<1>, kSmall, 256, Real>();
+        case 2: return kernelFor<DirectSystem<2>, kSmall, 256, Real>();
+        case 4: return kernelFor<DirectSystem<4>, kSmall, 256, Real>();
+        case 8: return kernelFor<DirectSystem<8>, kLarge, 128, Real>();
+        default: break;
+        }
+    } else {
+        switch (d) {
+        case 2: return kernelFor<CascadeSystem<1>, kSmall, 256, Real>();
+        case 4: return kernelFor<CascadeSystem<2>, kSmall, 256, Real>();
+        case 8: return kernelFor<CascadeSystem<4>, kLarge, 128, Real>();
+        default: break;
+        }
+    }
+    throw std::logic_error("GpuIir: no kernel for this state size");
+}
+
+// The accuracy targets (relative L2 against float64) by order; Auto keeps float32 only well inside them.
+double toleranceFor(int order) { return order <= 2 ? 1e-5 : order <= 4 ? 1e-4 : 1e-3; }
+
+int paddedSize(int n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8; }
+
+} // namespace
+
+struct GpuIir::Impl {
+    Shape shape = Shape::Direct;
+    IirArithmetic arithmetic = IirArithmetic::Float32;
+    int userOrder = 0;          // M as given (direct) or 2 * sections
+    int d = 0;                  // padded state size
+    int halo = 0;
+    int ncoef = 0;
+    KernelShape kshape{};
+    int channels = 0;
+    std::size_t maxSamples = 0;
+    long long maxTilesPerChannel = 0;
+    std::size_t realSize = 4;
+    int stateStride = 0;
+    int cur = 0;
+    unsigned epoch = 1;
+    std::string variantName;
+    LaunchFn launch = nullptr;
+    int resident = 1;          // blocks of the kernel resident at once
+    int tilesPerBlockSetting = 0; // 0: chosen per launch
+
+    Stream stream;
+    DeviceBuffer<unsigned char> coeffs, mats, state[2], aggregates, inclusives;
+    DeviceBuffer<unsigned long long> masks;
+    DeviceBuffer<int> cuts, channelSet;
+    DeviceBuffer<unsigned> flags;
+    DeviceBuffer<float> stagingIn, stagingOut;
+
+    // Uploads host doubles as the kernel's Real.
+    void upload(DeviceBuffer<unsigned char>& dst, const std::vector<double>& values)
+    {
+        dst.allocate(values.size() * realSize);
+        if (realSize == sizeof(double)) {
+            QUELL_CUDA_CHECK(cudaMemcpy(dst.get(), values.data(), values.size() * sizeof(double), cudaMemcpyHostToDevice));
+        } else {
+            std::vector<float> f(values.begin(), values.end());
+            QUELL_CUDA_CHECK(cudaMemcpy(dst.get(), f.data(), f.size() * sizeof(float), cudaMemcpyHostToDevice));
+        }
+    }
+
+    // coefficientSets: NCOEF values per set (already float32-rounded); transitions: one-step matrices.
+    void build(std::size_t sets, const std::vector<double>& coefficientSets, const std::vector<std::vector<double>>& steps,
+               int channelCount, std::size_t maxSamplesPerCall)
+    {
+        if (channelCount <= 0)
+            throw std::invalid_argument("GpuIir: channel count must be positive");
+        if (sets != 1 && sets != static_cast<std::size_t>(channelCount))
+            throw std::invalid_argument("GpuIir: give one coefficient set, or one per channel");
+        if (maxSamplesPerCall == 0)
+            throw std::invalid_argument("GpuIir: maxSamples must be positive");
+        channels = channelCount;
+        realSize = arithmetic == IirArithmetic::Float32 ? sizeof(float) : sizeof(double);
+        kshape = shapeFor(d, arithmetic);
+        const int warps = kshape.threads / 32;
+        const long long tile = static_cast<long long>(kshape.threads) * kshape.k;
+        maxTilesPerChannel = (static_cast<long long>(maxSamplesPerCall) + tile - 1) / tile;
+        maxSamples = static_cast<std::size_t>(maxTilesPerChannel * tile);
+        const Kernel kernel = arithmetic == IirArithmetic::Float32 ? pickKernel<float>(shape, d) : pickKernel<double>(shape, d);
+        launch = kernel.launch;
+        resident = kernel.resident();
+
+        std::vector<double> allMats;
+        std::vector<unsigned long long> maskHost;
+        std::vector<int> cutHost;
+        for (std::size_t s = 0; s < sets; ++s) {
+            const TransitionTables t = buildTransitionTables(steps[s], d, kshape.k, warps);
+            allMats.insert(allMats.end(), t.matrices.begin(), t.matrices.end());
+            maskHost.push_back(t.nonNegligible);
+            cutHost.push_back(t.lookbackCut);
+        }
+        upload(coeffs, coefficientSets);
+        upload(mats, allMats);
+        masks.allocate(sets);
+        QUELL_CUDA_CHECK(cudaMemcpy(masks.get(), maskHost.data(), sets * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+        cuts.allocate(sets);
+        QUELL_CUDA_CHECK(cudaMemcpy(cuts.get(), cutHost.data(), sets * sizeof(int), cudaMemcpyHostToDevice));
+        if (sets > 1) {
+            std::vector<int> map(static_cast<std::size_t>(channels));
+            for (int c = 0; c < channels; ++c)
+                map[static_cast<std::size_t>(c)] = c;
+            channelSet.allocate(map.size());
+            QUELL_CUDA_CHECK(cudaMemcpy(channelSet.get(), map.data(), map.size() * sizeof(int), cudaMemcpyHostToDevice));
+        } else {
+            channelSet.release();
+        }
+        stateStride = halo + d;
+        for (auto& s : state)
+            s.allocate(static_cast<std::size_t>(channels) * stateStride * realSize);
+        const std::size_t tickets_ = static_cast<std::size_t>(channels) * static_cast<std::size_t>(maxTilesPerChannel);
+        aggregates.allocate(tickets_ * d * realSize);
+        inclusives.allocate(tickets_ * d * realSize);
+        flags.allocate(tickets_);
+        QUELL_CUDA_CHECK(cudaMemset(flags.get(), 0, flags.bytes()));
+        epoch = 1;
+        // The memsets above ran on the legacy stream; the kernels run on a non-blocking one.
+        QUELL_CUDA_CHECK(cudaDeviceSynchronize());
+        stagingIn.release();
+        stagingOut.release();
+        variantName = std::string("plr-") + (shape == Shape::Direct ? "direct-M" : "cascade-D") + std::to_string(d)
+                      + (arithmetic == IirArithmetic::Float32 ? "-f32" : "-f64");
+        resetState();
+    }
+
+    void resetState()
+    {
+        for (auto& s : state)
+            QUELL_CUDA_CHECK(cudaMemsetAsync(s.get(), 0, s.bytes(), stream.get()));
+        cur = 0;
+    }
+
+    template <typename Real>
+    void launchOne(const float* in, float* out, long long samples, long long stride)
+    {
+        const long long tile = static_cast<long long>(kshape.threads) * kshape.k;
+        ScanParams<Real> p{};
+        p.in = in;
+        p.out = out;
+        p.stride = stride;
+        p.samples = samples;
+        p.tilesPerChannel = (samples + tile - 1) / tile;
+        p.channelSet = channelSet.size() > 0 ? channelSet.get() : nullptr;
+        p.coeffs = reinterpret_cast<const Real*>(coeffs.get());
+        p.coeffStride = ncoef;
+        p.mats = reinterpret_cast<const Real*>(mats.get());
+        p.matStride = static_cast<long long>(matrixCount(kshape.threads / 32)) * d * d;
+        p.matMask = masks.get();
+        p.lookbackCut = cuts.get();
+        p.stateIn = reinterpret_cast<const Real*>(state[cur].get());
+        p.stateOut = reinterpret_cast<Real*>(state[cur ^ 1].get());
+        p.stateStride = stateStride;
+        p.flags = flags.get();
+        p.aggregates = reinterpret_cast<Real*>(aggregates.get());
+        p.inclusives = reinterpret_cast<Real*>(inclusives.get());
+        p.epoch = epoch;
+        p.channels = channels;
+        const long long tiles = p.tilesPerChannel * channels;
+        // Several tiles per block (the next one's copy overlapping this one's work) once there are enough
+        // tiles to keep every resident block busy anyway.
+        int tpb = tilesPerBlockSetting;
+        if (tpb == 0)
+            tpb = tiles >= 8LL * resident ? 4 : tiles >= 4LL * resident ? 2 : 1;
+        launch(&p, tiles, tpb, stream.get());
+        cur ^= 1;
+        if (++epoch >= (1u << 30)) {
+            QUELL_CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, flags.bytes(), stream.get()));
+            epoch = 1;
+        }
+    }
+};
+
+GpuIir::GpuIir() : impl_(std::make_unique<Impl>()) {}
+GpuIir::~GpuIir() = default;
+
+void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t setCount, int channels,
+                           std::size_t maxSamples, IirArithmetic arithmetic)
+{
+    const std::vector<DirectFormCoefficients> sets(setPtr, setPtr + setCount);
+    if (sets.empty())
+        throw std::invalid_argument("GpuIir: at least one coefficient set is required");
+    std::size_t order = 0;
+    for (const auto& s : sets) {
+        if (s.b.empty())
+            throw std::invalid_argument("GpuIir: b must have at least one coefficient");
+        order = std::max({order, s.b.size() - 1, s.a.empty() ? std::size_t(0) : s.a.size() - 1});
+    }
+    if (order > 8)
+        throw std::invalid_argument("GpuIir: direct-form order above 8 (got " + std::to_string(order)
+                                    + "); use a cascade of sections");
+    auto im = std::make_unique<Impl>();
+    im->shape = Shape::Direct;
+    im->arithmetic = arithmetic;
+    im->userOrder = static_cast<int>(order);
+    im->d = paddedSize(static_cast<int>(order));
+    const int m = im->d;
+    im->halo = m;
+    im->ncoef = 2 * m + 1;
+    std::vector<double> coeffs;
+    std::vector<std::vector<double>> steps;
+    for (const auto& s : sets) {
+        std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
+        for (std::size_t k = 0; k < s.b.size(); ++k)
+            c[k] = static_cast<double>(static_cast<float>(s.b[k]));
+        for (std::size_t j = 1; j < s.a.size(); ++j)
+            c[static_cast<std::size_t>(m) + j] = static_cast<double>(static_cast<float>(s.a[j]));
+        // Companion matrix of the feedback: s'[0] = sum a_j s[j-1], s'[j] = s[j-1].
+        std::vector<double> a(static_cast<std::size_t>(m) * m, 0.0);
+        for (int j = 1; j <= m; ++j)
+            a[static_cast<std::size_t>(j - 1)] = c[static_cast<std::size_t>(m + j)];
+        for (int j = 1; j < m; ++j)
+            a[static_cast<std::size_t>(j) * m + (j - 1)] = 1.0;
+        if (arithmetic == IirArithmetic::Auto && float32LossDirect(c, m) > 0.1 * toleranceFor(im->userOrder))
+            im->arithmetic = IirArithmetic::Float64;
+        coeffs.insert(coeffs.end(), c.begin(), c.end());
+        steps.push_back(std::move(a));
+    }
+    if (im->arithmetic == IirArithmetic::Auto)
+        im->arithmetic = IirArithmetic::Float32;
+    im->build(sets.size(), coeffs, steps, channels, maxSamples);
+    impl_ = std::move(im);
+}
+
+void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::size_t setCount, int channels,
+                            std::size_t maxSamples, IirArithmetic arithmetic)
+{
+    const std::vector<std::vector<BiquadCoefficients>> sets(setPtr, setPtr + setCount);
+    if (sets.empty())
+        throw std::invalid_argument("GpuIir: at least one cascade is required");
+    std::size_t sections = 0;
+    for (const auto& s : sets) {
+        if (s.empty())
+            throw std::invalid_argument("GpuIir: a cascade needs at least one section");
+        sections = std::max(sections, s.size());
+    }
+    if (sections > 4)
+        throw std::invalid_argument("GpuIir: at most 4 sections per cascade (got " + std::to_string(sections) + ")");
+    auto im = std::make_unique<Impl>();
+    im->shape = Shape::Cascade;
+    im->arithmetic = arithmetic;
+    im->userOrder = static_cast<int>(2 * sections);
+    const int sPad = paddedSize(static_cast<int>(sections));
+    im->d = 2 * sPad;
+    im->halo = 2;
+    im->ncoef = 5 * sPad;
+    const int d = im->d;
+    std::vector<double> coeffs;
+    std::vector<std::vector<double>> steps;
+    auto r = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    for (const auto& set : sets) {
+        std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
+        for (int q = 0; q < sPad; ++q) {
+            const std::size_t o = static_cast<std::size_t>(5 * q);
+            if (static_cast<std::size_t>(q) < set.size()) {
+                const BiquadCoefficients& b = set[static_cast<std::size_t>(q)];
+                c[o] = r(b.b0); c[o + 1] = r(b.b1); c[o + 2] = r(b.b2); c[o + 3] = r(b.a1); c[o + 4] = r(b.a2);
+            } else {
+                c[o] = 1.0; // pass-through padding section
+            }
+        }
+        // One step of the cascade with zero input, applied to each unit state: the columns of A.
+        std::vector<double> a(static_cast<std::size_t>(d) * d, 0.0);
+        for (int col = 0; col < d; ++col) {
+            std::vector<double> s(static_cast<std::size_t>(d), 0.0);
+            s[static_cast<std::size_t>(col)] = 1.0;
+            double u = 0.0, u1 = 0.0, u2 = 0.0;
+            for (int q = 0; q < sPad; ++q) {
+                const std::size_t o = static_cast<std::size_t>(5 * q);
+                const double v1 = s[static_cast<std::size_t>(2 * q)], v2 = s[static_cast<std::size_t>(2 * q + 1)];
+                const double v = c[o] * u + c[o + 1] * u1 + c[o + 2] * u2 - c[o + 3] * v1 - c[o + 4] * v2;
+                s[static_cast<std::size_t>(2 * q + 1)] = v1;
+                s[static_cast<std::size_t>(2 * q)] = v;
+                u = v; u1 = v1; u2 = v2;
+            }
+            for (int row = 0; row < d; ++row)
+                a[static_cast<std::size_t>(row) * d + col] = s[static_cast<std::size_t>(row)];
+        }
+        if (arithmetic == IirArithmetic::Auto && float32LossCascade(c, sPad) > 0.1 * toleranceFor(im->userOrder))
+            im->arithmetic = IirArithmetic::Float64;
+        coeffs.insert(coeffs.end(), c.begin(), c.end());
+        steps.push_back(std::move(a));
+    }
+    if (im->arithmetic == IirArithmetic::Auto)
+        im->arithmetic = IirArithmetic::Float32;
+    im->build(sets.size(), coeffs, steps, channels, maxSamples);
+    impl_ = std::move(im);
+}
+
+void GpuIir::reset()
+{
+    impl_->resetState();
+}
+
+void GpuIir::setState(int channel, const float* pastInputs, const float* pastOutputs, std::size_t count)
+{
+    Impl& im = *impl_;
+    if (im.shape != Shape::Direct)
+        throw std::invalid_argument("GpuIir::setState: only for the direct form");
+    if (channel < 0 || channel >= im.channels)
+        throw std::invalid_argument("GpuIir::setState: channel out of range");
+    if (count != static_cast<std::size_t>(im.userOrder))
+        throw std::invalid_argument("GpuIir::setState: state must have exactly M entries each");
+    std::vector<double> st(static_cast<std::size_t>(im.stateStride), 0.0);
+    for (std::size_t j = 0; j < count; ++j) {
+        st[j] = pastInputs[j];
+        st[static_cast<std::size_t>(im.halo) + j] = pastOutputs[j];
+    }
+    QUELL_CUDA_CHECK(cudaStreamSynchronize(im.stream.get()));
+    unsigned char* dst = im.state[im.cur].get() + static_cast<std::size_t>(channel) * im.stateStride * im.realSize;
+    if (im.realSize == sizeof(double)) {
+        QUELL_CUDA_CHECK(cudaMemcpy(dst, st.data(), st.size() * sizeof(double), cudaMemcpyHostToDevice));
+    } else {
+        std::vector<float> f(st.begin(), st.end());
+        QUELL_CUDA_CHECK(cudaMemcpy(dst, f.data(), f.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+}
+
+void GpuIir::processDevice(const float* in, float* out, std::size_t samples, std::size_t stride)
+{
+    Impl& im = *impl_;
+    if (im.launch == nullptr)
+        throw std::logic_error("GpuIir: prepare() first");
+    if (im.channels > 1 && stride < samples)
+        throw std::invalid_argument("GpuIir: channel stride shorter than the block");
+    for (std::size_t done = 0; done < samples;) {
+        const std::size_t n = std::min(samples - done, im.maxSamples);
+        if (im.arithmetic == IirArithmetic::Float32)
+            im.launchOne<float>(in + done, out + done, static_cast<long long>(n), static_cast<long long>(stride));
+        else
+            im.launchOne<double>(in + done, out + done, static_cast<long long>(n), static_cast<long long>(stride));
+        done += n;
+    }
+}
+
+void GpuIir::process(const float* in, float* out, std::size_t totalFloats)
+{
+    Impl& im = *impl_;
+    const std::size_t ch = static_cast<std::size_t>(im.channels);
+    if (totalFloats % ch != 0)
+        throw std::invalid_argument("GpuIir::process: buffers must hold channels * samples floats");
+    const std::size_t samples = totalFloats / ch;
+    if (samples == 0)
+        return;
+    if (im.stagingIn.size() == 0) {
+        im.stagingIn.allocate(ch * im.maxSamples);
+        im.stagingOut.allocate(ch * im.maxSamples);
+    }
+    const cudaStream_t s = im.stream.get();
+    for (std::size_t done = 0; done < samples;) {
+        const std::size_t n = std::min(samples - done, im.maxSamples);
+        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(im.stagingIn.get(), im.maxSamples * sizeof(float), in + done,
+                                           samples * sizeof(float), n * sizeof(float), ch, cudaMemcpyHostToDevice, s));
+        // NaN-fill the output first: a sample the kernel failed to write shows up instead of a stale one.
+        QUELL_CUDA_CHECK(cudaMemsetAsync(im.stagingOut.get(), 0xff, im.stagingOut.bytes(), s));
+        processDevice(im.stagingIn.get(), im.stagingOut.get(), n, im.maxSamples);
+        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(out + done, samples * sizeof(float), im.stagingOut.get(),
+                                           im.maxSamples * sizeof(float), n * sizeof(float), ch, cudaMemcpyDeviceToHost, s));
+        done += n;
+    }
+    QUELL_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void GpuIir::synchronize() { impl_->stream.synchronize(); }
+void* GpuIir::stream() const { return impl_->stream.get(); }
+int GpuIir::order() const { return impl_->userOrder; }
+int GpuIir::channels() const { return impl_->channels; }
+const char* GpuIir::variant() const { return impl_->variantName.c_str(); }
+void GpuIir::setTilesPerBlock(int tiles) { impl_->tilesPerBlockSetting = tiles == 1 || tiles == 2 || tiles == 4 ? tiles : 0; }
+
+} // namespace quell::gpu
