@@ -18,7 +18,7 @@
 
 #include "aec/Backend.h"
 #include "aec/ErleMeter.h"
-#include "engine/EchoPipeline.h"
+#include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
 #include "io/ProgressBar.h"
 #include "io/WavFile.h"
@@ -120,25 +120,26 @@ std::string jsonString(const std::string& s)
 }
 
 void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
-                  const engine::EchoPipeline& pipeline, const aec::ErleReport& erle, double seconds, double wall)
+                  const engine::RealtimeEngine& engine, const aec::ErleReport& erle, double seconds, double wall)
 {
     const std::string tmp = path + ".part";
     {
         std::ofstream f(tmp);
         if (!f)
             throw io::FileError(path + ": cannot create the metrics file");
-        const auto& c = pipeline.canceller();
+        const engine::EngineStats stats = engine.stats();
+        const aec::EchoCancellerSettings& c = engine.spec().aec;
         f << "{\n  \"input\": {\"mic\": " << jsonString(o.mic) << ", \"ref\": " << jsonString(o.ref)
           << ", \"sample_rate\": " << fmt.sampleRate << ", \"channels\": " << fmt.channels
           << ", \"frames\": " << frames << ", \"seconds\": " << jsonNumber(seconds) << "},\n";
-        f << "  \"settings\": {\"taps\": " << c.settings().taps << ", \"lambda\": " << jsonNumber(c.settings().lambda)
-          << ", \"delta\": " << jsonNumber(c.settings().delta) << ", \"canceller_rate\": " << c.settings().sampleRate
-          << ", \"high_pass_hz\": " << jsonNumber(c.settings().highPassHz) << ", \"backend_requested\": "
-          << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(c.backendDescription())
-          << ", \"latency_samples\": " << pipeline.latencySamples() << "},\n";
+        f << "  \"settings\": {\"taps\": " << c.taps << ", \"lambda\": " << jsonNumber(c.lambda)
+          << ", \"delta\": " << jsonNumber(c.delta) << ", \"canceller_rate\": " << c.sampleRate
+          << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz) << ", \"backend_requested\": "
+          << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(stats.mode)
+          << ", \"latency_samples\": " << engine.latencySamples() << "},\n";
         f << "  \"timings\": {\"wall_seconds\": " << jsonNumber(wall) << ", \"real_time_factor\": "
           << jsonNumber(wall / seconds) << "},\n";
-        const auto h = c.health();
+        const auto h = engine.health();
         f << "  \"health\": {\"reinitialisations\": " << h.reinitialisations << ", \"paused_samples\": "
           << h.pausedSamples << "},\n";
         f << "  \"erle\": {\"steady_state_db\": " << (erle.steadyStateDb ? jsonNumber(*erle.steadyStateDb) : "null")
@@ -178,18 +179,19 @@ int run(const Options& o)
                      o.mic.c_str(), mic.frames(), o.ref.c_str(), ref.frames(), frames);
 
     const int rate = mic.format.sampleRate;
-    engine::PipelineSpec spec;
+    // The real-time engine in offline mode: the same samples as a live run, with no deadlines.
+    engine::EngineSpec spec;
     spec.hostRate = rate;
     spec.micChannels = mic.format.channels;
-    spec.maxBlock = kBlock;
+    spec.maxHostBlock = static_cast<int>(kBlock);
     spec.aec = o.aec;
+    spec.offline = true;
     if (o.rateFromInput)
         spec.aec.sampleRate = rate;
-    engine::EchoPipeline pipeline;
-    pipeline.prepare(spec);
-    const aec::EchoCanceller& canceller = pipeline.canceller();
-    if (!canceller.fallbackReason().empty() && !o.quiet)
-        std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", canceller.fallbackReason().c_str());
+    engine::RealtimeEngine engine;
+    engine.prepare(spec);
+    if (!engine.fallbackReason().empty() && !o.quiet)
+        std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", engine.fallbackReason().c_str());
 
     // A stereo far end is mixed to mono (one loudspeaker feed); see EchoPipeline.h.
     std::vector<float> refMono(frames);
@@ -199,14 +201,14 @@ int run(const Options& o)
         refMono[i] = s / static_cast<float>(ref.channels.size());
     }
 
-    const std::size_t latency = static_cast<std::size_t>(pipeline.latencySamples());
+    const std::size_t latency = static_cast<std::size_t>(engine.latencySamples());
     const std::size_t total = frames + latency; // flush the resamplers' delay out at the end
     const std::size_t micCh = mic.channels.size();
     std::vector<std::vector<float>> out(micCh, std::vector<float>(frames));
     std::vector<std::vector<float>> inBlock(micCh, std::vector<float>(kBlock)), outBlock(micCh, std::vector<float>(kBlock));
     std::vector<float> refBlock(kBlock);
-    std::vector<std::span<const float>> inSpans(micCh);
-    std::vector<std::span<float>> outSpans(micCh);
+    std::vector<const float*> inPtrs(micCh);
+    std::vector<float*> outPtrs(micCh);
 
     io::ProgressBar bar(stderr, "cancelling");
     if (o.quiet) bar.finish();
@@ -216,12 +218,12 @@ int run(const Options& o)
         for (std::size_t c = 0; c < micCh; ++c) {
             for (std::size_t i = 0; i < n; ++i)
                 inBlock[c][i] = pos + i < frames ? mic.channels[c][pos + i] : 0.0f;
-            inSpans[c] = std::span<const float>(inBlock[c].data(), n);
-            outSpans[c] = std::span<float>(outBlock[c].data(), n);
+            inPtrs[c] = inBlock[c].data();
+            outPtrs[c] = outBlock[c].data();
         }
         for (std::size_t i = 0; i < n; ++i)
             refBlock[i] = pos + i < frames ? refMono[pos + i] : 0.0f;
-        pipeline.process(inSpans, std::span<const float>(refBlock.data(), n), outSpans);
+        engine.process(inPtrs.data(), refBlock.data(), outPtrs.data(), static_cast<int>(n));
         // Output sample t corresponds to input sample t - latency.
         for (std::size_t c = 0; c < micCh; ++c)
             for (std::size_t i = 0; i < n; ++i) {
@@ -255,14 +257,14 @@ int run(const Options& o)
     io::writeAudioAtomically(o.out, fmt, out);
     const double seconds = static_cast<double>(frames) / rate;
     if (!o.metrics.empty())
-        writeMetrics(o.metrics, o, mic.format, frames, pipeline, erle, seconds, wall);
+        writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
 
     if (!o.quiet) {
         std::printf("wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", o.out.c_str(), seconds, rate, mic.format.channels,
                     mic.format.channels > 1 ? "s" : "", mic.format.subtypeName.c_str());
-        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", canceller.backendDescription().c_str(),
-                    canceller.settings().sampleRate, canceller.settings().lambda,
-                    pipeline.resampling() ? " (resampled from and back to the file's rate)" : "");
+        const auto& a = engine.spec().aec;
+        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, a.lambda,
+                    a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");
         std::printf("processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
         if (erle.steadyStateDb)
             std::printf("ERLE (steady state, far end active, after the first 1.0 s): %.1f dB\n", *erle.steadyStateDb);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "aec/CpuFilterChoice.h"
+
 namespace quell::aec {
 
 void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t maxBlock)
@@ -29,9 +31,15 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
             fallbackReason_ = whyNot;
         }
     }
-    if (!filter_)
-        filter_ = makeCpuRlsFilter(rls);
-    description_ = filter_->description();
+    if (!filter_ && settings.cpuRealtimeBudget > 0.0) {
+        CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, settings.sampleRate, settings.cpuRealtimeBudget);
+        filter_ = std::move(choice.filter);
+        description_ = choice.mode;
+    } else {
+        if (!filter_)
+            filter_ = makeCpuRlsFilter(rls);
+        description_ = filter_->description();
+    }
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));

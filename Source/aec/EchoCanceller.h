@@ -29,6 +29,10 @@ struct EchoCancellerSettings {
     // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
     double highPassHz = 40.0;
     Backend backend = Backend::Auto;
+    // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
+    // When RLS of `taps` does not fit, a shorter RLS or NLMS runs instead (see CpuFilterChoice.h) and
+    // backendDescription() says which.
+    double cpuRealtimeBudget = 0.0;
 };
 
 class BackendUnavailable : public std::runtime_error {

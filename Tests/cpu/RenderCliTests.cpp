@@ -254,3 +254,20 @@ TEST_CASE("quell-render output is aligned with its input (latency compensated)",
         CHECK(10.0 * std::log10(err / ref) < -40.0);
     }
 }
+
+TEST_CASE("quell-render cancels the bundled demo's echo by at least 25 dB on the CPU", "[render][demo]")
+{
+    TempDir dir;
+    const std::string demo = QUELL_DEMO_DIR;
+    const Result r = render(dir, "--mic " + demo + "/mic.wav --ref " + demo + "/ref.wav --out " + dir / "out.wav --metrics "
+                                     + dir / "m.json --backend cpu");
+    INFO(r.out << r.err);
+    REQUIRE(r.exitCode == 0);
+    const std::string json = slurp(dir / "m.json");
+    const auto pos = json.find("\"steady_state_db\": ");
+    REQUIRE(pos != std::string::npos);
+    const double erle = std::atof(json.c_str() + pos + 19);
+    WARN("demo steady-state ERLE " << erle << " dB");
+    CHECK(erle >= 25.0);
+    CHECK_THAT(r.out, Catch::Contains("ERLE (steady state"));
+}

@@ -1,0 +1,267 @@
+#include "engine/RealtimeEngine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace quell::engine {
+namespace {
+
+float toDb(double meanSquare) { return static_cast<float>(10.0 * std::log10(std::max(meanSquare, 1e-12))); }
+
+} // namespace
+
+RealtimeEngine::RealtimeEngine() = default;
+
+RealtimeEngine::~RealtimeEngine() { release(); }
+
+void RealtimeEngine::prepare(const EngineSpec& spec)
+{
+    release();
+    if (spec.maxHostBlock < 1 || spec.maxHostBlock > 8192)
+        throw std::invalid_argument("host block size must be between 1 and 8192 samples (got "
+                                    + std::to_string(spec.maxHostBlock) + ")");
+    spec_ = spec;
+    const std::size_t block = static_cast<std::size_t>(spec.maxHostBlock);
+    const std::size_t channels = static_cast<std::size_t>(spec.micChannels);
+    stride_ = channels + 1;
+
+    PipelineSpec ps;
+    ps.hostRate = spec.hostRate;
+    ps.micChannels = spec.micChannels;
+    ps.maxBlock = block;
+    ps.aec = spec.aec;
+    pipeline_ = std::make_unique<EchoPipeline>();
+    pipeline_->prepare(ps);
+    mode_ = pipeline_->canceller().backendDescription();
+    fallbackReason_ = pipeline_->canceller().fallbackReason();
+    onGpu_.store(pipeline_->canceller().onGpu());
+
+    // One block of output is always in flight: output sample t carries input sample t - maxHostBlock.
+    latency_ = spec.maxHostBlock + pipeline_->latencySamples();
+    input_.prepare(8 * block * stride_);
+    output_.prepare(8 * block * channels);
+    pushed_ = produced_ = cursor_ = 0;
+    holes_.clear();
+    holes_.reserve(256);
+    degraded_ = false;
+
+    interleaved_.assign(block * stride_, 0.0f);
+    dryLength_ = static_cast<std::size_t>(latency_) + 1;
+    dryLine_.assign(channels, std::vector<float>(dryLength_, 0.0f));
+    dryPos_ = 0;
+
+    workIn_.assign(block * stride_, 0.0f);
+    workOut_.assign(block * channels, 0.0f);
+    micScratch_.assign(channels, std::vector<float>(block, 0.0f));
+    outScratch_.assign(channels, std::vector<float>(block, 0.0f));
+    refScratch_.assign(block, 0.0f);
+    histogram_.reset();
+    callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
+    meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
+    meterFrames_ = 0;
+
+    if (!spec.offline) {
+        running_.store(true);
+        worker_ = std::thread([this] { workerLoop(); });
+    }
+}
+
+void RealtimeEngine::release()
+{
+    running_.store(false);
+    if (worker_.joinable())
+        worker_.join();
+    delete pendingPipeline_.exchange(nullptr);
+    pipeline_.reset();
+}
+
+void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
+{
+    PipelineSpec ps;
+    ps.hostRate = spec_.hostRate;
+    ps.micChannels = spec_.micChannels;
+    ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock);
+    ps.aec = settings;
+    auto next = std::make_unique<EchoPipeline>();
+    next->prepare(ps);
+    if (next->latencySamples() != pipeline_->latencySamples())
+        throw std::logic_error("applySettings would change the latency; prepare again instead");
+    mode_ = next->canceller().backendDescription();
+    onGpu_.store(next->canceller().onGpu());
+    spec_.aec = settings;
+    delete pendingPipeline_.exchange(next.release());
+    if (spec_.offline)
+        workerStep(); // picks the swap up at once
+}
+
+void RealtimeEngine::process(const float* const* mic, const float* ref, float* const* out, int n) noexcept
+{
+    const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
+    const std::size_t block = static_cast<std::size_t>(spec_.maxHostBlock);
+    const std::int64_t delay = spec_.maxHostBlock;
+    callbacks_.fetch_add(1, std::memory_order_relaxed);
+    bool late = false;
+    float frame[2];
+    for (std::size_t done = 0; done < static_cast<std::size_t>(std::max(n, 0));) {
+        const std::size_t len = std::min(block, static_cast<std::size_t>(n) - done);
+        // 1. Hand the inputs to the worker. If the worker has stalled for many blocks and the FIFO is
+        //    full, the block becomes a hole: its output will be the fallback.
+        for (std::size_t i = 0; i < len; ++i) {
+            for (std::size_t c = 0; c < channels; ++c)
+                interleaved_[i * stride_ + c] = mic[c][done + i];
+            interleaved_[i * stride_ + channels] = ref[done + i];
+        }
+        if (!input_.write(interleaved_.data(), len * stride_)) {
+            overruns_.fetch_add(1, std::memory_order_relaxed);
+            if (!holes_.empty() && holes_.back().start + holes_.back().length == pushed_)
+                holes_.back().length += static_cast<std::int64_t>(len);
+            else if (holes_.size() < holes_.capacity())
+                holes_.push_back({pushed_, static_cast<std::int64_t>(len)});
+            else
+                degraded_ = true; // cannot track more holes: play the fallback from now on
+        }
+        pushed_ += static_cast<std::int64_t>(len);
+
+        if (spec_.offline)
+            while (workerStep()) {
+            }
+
+        // 2. Output sample t carries input sample t - delay. Worker output arrives in input order
+        //    (holes skipped); anything older than what is due was already played as the fallback.
+        for (std::size_t i = 0; i < len; ++i) {
+            const std::int64_t due = produced_ - delay;
+            const std::size_t readPos = (dryPos_ + 1) % dryLength_; // the sample written `latency` ago
+            for (std::size_t c = 0; c < channels; ++c)
+                dryLine_[c][dryPos_] = mic[c][done + i];
+            bool have = false;
+            if (due < 0) {
+                for (std::size_t c = 0; c < channels; ++c) frame[c] = 0.0f; // before the first input
+                have = true;
+            } else if (!degraded_) {
+                for (;;) {
+                    if (!holes_.empty() && cursor_ == holes_.front().start) {
+                        cursor_ += holes_.front().length;
+                        holes_.erase(holes_.begin());
+                        continue;
+                    }
+                    if (cursor_ > due || output_.readAvailable() < channels)
+                        break;
+                    output_.read(frame, channels);
+                    if (cursor_++ == due) {
+                        have = true;
+                        break;
+                    }
+                }
+            }
+            for (std::size_t c = 0; c < channels; ++c)
+                out[c][done + i] = have ? frame[c] : dryLine_[c][readPos];
+            if (!have) {
+                late = true;
+                lateSamples_.fetch_add(1, std::memory_order_relaxed);
+            }
+            dryPos_ = readPos;
+            ++produced_;
+        }
+        done += len;
+    }
+    if (late)
+        lateBlocks_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool RealtimeEngine::workerStep()
+{
+    if (EchoPipeline* next = pendingPipeline_.exchange(nullptr)) {
+        pipeline_.reset(next);
+    }
+    const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
+    const std::size_t frames = std::min<std::size_t>(input_.readAvailable() / stride_, static_cast<std::size_t>(spec_.maxHostBlock));
+    if (frames == 0)
+        return false;
+    if (output_.writeAvailable() < frames * channels)
+        return false; // the callback has not taken the last output yet
+    input_.read(workIn_.data(), frames * stride_);
+    for (std::size_t i = 0; i < frames; ++i) {
+        for (std::size_t c = 0; c < channels; ++c)
+            micScratch_[c][i] = workIn_[i * stride_ + c];
+        refScratch_[i] = workIn_[i * stride_ + channels];
+    }
+    if (resetRequested_.exchange(false, std::memory_order_acq_rel))
+        pipeline_->reset();
+
+    std::span<const float> micSpans[2];
+    std::span<float> outSpans[2];
+    for (std::size_t c = 0; c < channels; ++c) {
+        micSpans[c] = std::span<const float>(micScratch_[c].data(), frames);
+        outSpans[c] = std::span<float>(outScratch_[c].data(), frames);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    pipeline_->process(std::span<const std::span<const float>>(micSpans, channels), std::span<const float>(refScratch_.data(), frames),
+                       std::span<const std::span<float>>(outSpans, channels));
+    if (const long long delay = testDelayUs_.load(std::memory_order_relaxed); delay > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    histogram_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+
+    updateMeters(frames);
+    for (std::size_t i = 0; i < frames; ++i)
+        for (std::size_t c = 0; c < channels; ++c)
+            workOut_[i * channels + c] = outScratch_[c][i];
+    output_.write(workOut_.data(), frames * channels);
+    workerFrames_.fetch_add(frames, std::memory_order_release);
+    return true;
+}
+
+void RealtimeEngine::updateMeters(std::size_t frames)
+{
+    for (std::size_t i = 0; i < frames; ++i) {
+        meterMic_ += static_cast<double>(micScratch_[0][i]) * micScratch_[0][i];
+        meterOut_ += static_cast<double>(outScratch_[0][i]) * outScratch_[0][i];
+        meterRef_ += static_cast<double>(refScratch_[i]) * refScratch_[i];
+    }
+    meterFrames_ += frames;
+    const std::size_t window = static_cast<std::size_t>(spec_.hostRate / 10);
+    if (meterFrames_ < window)
+        return;
+    const double n = static_cast<double>(meterFrames_);
+    micDb_.store(toDb(meterMic_ / n));
+    outDb_.store(toDb(meterOut_ / n));
+    refDb_.store(toDb(meterRef_ / n));
+    // ERLE only over windows where the far end plays (above -50 dBFS), smoothed over ~0.5 s of them.
+    if (meterRef_ / n > 1e-5) {
+        erleMic_ = 0.8 * erleMic_ + 0.2 * meterMic_;
+        erleOut_ = 0.8 * erleOut_ + 0.2 * meterOut_;
+        erleDb_.store(static_cast<float>(10.0 * std::log10(std::max(erleMic_, 1e-20) / std::max(erleOut_, 1e-20))));
+    }
+    meterMic_ = meterOut_ = meterRef_ = 0.0;
+    meterFrames_ = 0;
+}
+
+void RealtimeEngine::workerLoop()
+{
+    while (running_.load(std::memory_order_acquire)) {
+        if (!workerStep())
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+}
+
+EngineStats RealtimeEngine::stats() const
+{
+    EngineStats s;
+    s.callbacks = callbacks_.load();
+    s.lateBlocks = lateBlocks_.load();
+    s.lateSamples = lateSamples_.load();
+    s.inputOverruns = overruns_.load();
+    s.processing = histogram_.summary();
+    s.latencySamples = latency_;
+    s.latencyMs = 1000.0 * latency_ / spec_.hostRate;
+    s.mode = mode_;
+    s.onGpu = onGpu_.load();
+    s.erleDb = erleDb_.load();
+    s.micLevelDb = micDb_.load();
+    s.refLevelDb = refDb_.load();
+    s.outLevelDb = outDb_.load();
+    return s;
+}
+
+} // namespace quell::engine

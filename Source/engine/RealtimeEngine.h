@@ -1,0 +1,134 @@
+#pragma once
+// The real-time engine: the audio callback hands its microphone and far-end samples to a worker thread
+// through lock-free FIFOs and takes back the output that is due; the worker runs the echo pipeline
+// (resample, cancel on the GPU or the CPU, resample back).
+//
+// Latency is a constant known at prepare: one host block (the output of block k is the input of block
+// k-1, so the worker has one block period to process it) plus the resamplers' group delay.
+//
+// Deadline misses: when the callback finds less output than it needs, it plays the dry microphone,
+// delayed by the same latency, for the missing samples, counts the miss, and drops the worker's late
+// output for those samples when it arrives, so the stream stays aligned. Dry rather than a CPU echo
+// canceller: a second canceller run in parallel would need its own O(N^2) state kept in step with the
+// GPU's for the rare miss, while the dry microphone is exact, costs nothing, and a miss lasts one block.
+//
+// Threading: prepare(), release(), applySettings(), stats() from a control thread; process() from the
+// audio thread only, which never waits, locks, allocates or makes a system call. In offline mode there
+// is no worker: process() runs the pipeline itself and there are no deadlines (quell-render), so a file
+// render and a live run produce the same samples.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/EchoPipeline.h"
+#include "engine/SpscRing.h"
+#include "engine/TimingHistogram.h"
+
+namespace quell::engine {
+
+struct EngineSpec {
+    int hostRate = 48000;
+    int maxHostBlock = 256;   // the largest block the host passes; also the engine's added delay
+    int micChannels = 1;
+    aec::EchoCancellerSettings aec{};
+    bool offline = false;     // no worker thread, no deadline
+};
+
+struct EngineStats {
+    std::uint64_t callbacks = 0;
+    std::uint64_t lateBlocks = 0;      // callbacks that played the fallback for some samples
+    std::uint64_t lateSamples = 0;
+    std::uint64_t inputOverruns = 0;   // input dropped because the worker fell far behind
+    TimingSummary processing;          // per worker block
+    int latencySamples = 0;
+    double latencyMs = 0.0;
+    std::string mode;                  // which canceller runs, e.g. "GPU float32 RLS, 1024 taps, on ..."
+    bool onGpu = false;
+    double erleDb = 0.0;               // over the last ~0.5 s of far-end activity
+    double micLevelDb = -120.0, refLevelDb = -120.0, outLevelDb = -120.0; // RMS, last 100 ms
+};
+
+class RealtimeEngine {
+public:
+    RealtimeEngine();
+    ~RealtimeEngine();
+    RealtimeEngine(const RealtimeEngine&) = delete;
+    RealtimeEngine& operator=(const RealtimeEngine&) = delete;
+
+    // Throws std::invalid_argument on bad settings, aec::BackendUnavailable when the GPU is required
+    // but missing. Starts the worker (unless offline).
+    void prepare(const EngineSpec& spec);
+    void release();
+
+    // Audio thread. mic: micChannels pointers; ref: mono far end; out: micChannels pointers; n any size
+    // (blocks above maxHostBlock are split, and may miss their deadline).
+    void process(const float* const* mic, const float* ref, float* const* out, int n) noexcept;
+
+    // Settings change (filter length, lambda, backend): built here, swapped in by the worker between
+    // blocks. The rates and channel count stay those of prepare().
+    void applySettings(const aec::EchoCancellerSettings& settings);
+    void requestReset() { resetRequested_.store(true, std::memory_order_release); }
+
+    int latencySamples() const { return latency_; }
+    EngineStats stats() const;
+    // Non-empty when Backend::Auto fell back to the CPU: why.
+    const std::string& fallbackReason() const { return fallbackReason_; }
+    // The canceller's health counters (first microphone channel); call between blocks or after a run.
+    dsp::RlsHealth health() const { return pipeline_ ? pipeline_->canceller().health() : dsp::RlsHealth{}; }
+    const EngineSpec& spec() const { return spec_; }
+
+    // Test hook: the worker sleeps this long after each block (to provoke deadline misses).
+    void setWorkerDelayForTesting(std::chrono::microseconds delay) { testDelayUs_.store(delay.count()); }
+    // Input frames the worker has finished (tests wait on it to pace a run without deadlines).
+    std::uint64_t workerFramesForTesting() const { return workerFrames_.load(std::memory_order_acquire); }
+
+private:
+    void workerLoop();
+    bool workerStep();          // processes one chunk if input is waiting; returns whether it did
+    void updateMeters(std::size_t frames);
+
+    EngineSpec spec_{};
+    std::size_t stride_ = 2;    // floats per input frame: mic channels + far end
+    int latency_ = 0;
+    std::unique_ptr<EchoPipeline> pipeline_;
+    std::atomic<EchoPipeline*> pendingPipeline_{nullptr};
+    SpscRing input_, output_;
+
+    // Audio-thread state.
+    std::vector<float> interleaved_;
+    std::vector<std::vector<float>> dryLine_;
+    std::size_t dryPos_ = 0, dryLength_ = 0;
+    struct Hole {
+        std::int64_t start, length;   // input frames that never reached the worker
+    };
+    std::int64_t pushed_ = 0;     // input frames handed over (or lost in holes)
+    std::int64_t produced_ = 0;   // output frames played
+    std::int64_t cursor_ = 0;     // input index of the next frame in the output FIFO
+    std::vector<Hole> holes_;     // reserved at prepare; never grows on the audio thread
+    bool degraded_ = false;
+
+    // Worker state.
+    std::vector<float> workIn_, workOut_;
+    std::vector<std::vector<float>> micScratch_, outScratch_;
+    std::vector<float> refScratch_;
+    std::thread worker_;
+    std::atomic<bool> running_{false};
+    std::atomic<bool> resetRequested_{false};
+    std::atomic<long long> testDelayUs_{0};
+    TimingHistogram histogram_;
+    double meterMic_ = 0.0, meterOut_ = 0.0, meterRef_ = 0.0, erleMic_ = 0.0, erleOut_ = 0.0;
+    std::size_t meterFrames_ = 0;
+
+    // Published counters and meters.
+    std::atomic<std::uint64_t> workerFrames_{0};
+    std::atomic<std::uint64_t> callbacks_{0}, lateBlocks_{0}, lateSamples_{0}, overruns_{0};
+    std::atomic<float> erleDb_{0.0f}, micDb_{-120.0f}, refDb_{-120.0f}, outDb_{-120.0f};
+    std::string mode_, fallbackReason_;
+    std::atomic<bool> onGpu_{false};
+};
+
+} // namespace quell::engine

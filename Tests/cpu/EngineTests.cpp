@@ -1,0 +1,233 @@
+// The real-time engine: latency, block-size independence, real-time safety and deadline misses.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "engine/RealtimeEngine.h"
+#include "support/RealtimeProbe.h"
+#include "support/Signals.h"
+
+using namespace quell;
+using namespace std::chrono_literals;
+
+namespace {
+
+engine::EngineSpec smallSpec(int rate, int block, bool offline)
+{
+    engine::EngineSpec spec;
+    spec.hostRate = rate;
+    spec.maxHostBlock = block;
+    spec.offline = offline;
+    spec.aec.taps = 64;        // short: these tests are about the engine, not the canceller
+    spec.aec.backend = aec::Backend::Cpu;
+    return spec;
+}
+
+// Far end: noise; microphone: its echo through a short random room.
+struct Scene {
+    std::vector<float> mic, ref;
+};
+Scene makeScene(std::size_t n, std::uint32_t seed)
+{
+    const auto x = test::whiteNoise(n, seed, 0.1);
+    const auto h = test::randomSystem(48, seed + 1, 12.0);
+    const auto d = test::convolve(x, h);
+    Scene s;
+    s.ref = test::cast<float>(x);
+    s.mic = test::cast<float>(d);
+    return s;
+}
+
+// Runs the engine over the scene with the given block sizes. In live mode each call waits until the
+// worker has caught up (a run without deadlines) when `pace` is set.
+// Waits (at most 5 s, then fails) until the worker has processed `frames` input frames.
+void waitForWorker(const engine::RealtimeEngine& eng, std::uint64_t frames)
+{
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (eng.workerFramesForTesting() < frames) {
+        if (std::chrono::steady_clock::now() > deadline)
+            FAIL("the worker stalled");
+        std::this_thread::sleep_for(20us);
+    }
+}
+
+std::vector<float> runEngine(engine::RealtimeEngine& eng, const Scene& s, const std::vector<std::size_t>& blocks, bool pace)
+{
+    std::vector<float> out(s.mic.size());
+    std::size_t pos = 0, b = 0;
+    std::uint64_t pushed = 0;
+    while (pos < s.mic.size()) {
+        const std::size_t len = std::min(s.mic.size() - pos, blocks[b++ % blocks.size()]);
+        const float* mic[1] = {s.mic.data() + pos};
+        float* o[1] = {out.data() + pos};
+        if (pace) // let the worker finish the previous block first: no deadline misses
+            waitForWorker(eng, pushed);
+        eng.process(mic, s.ref.data() + pos, o, static_cast<int>(len));
+        pushed += len;
+        pos += len;
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("Engine latency equals the measured impulse delay at 44.1, 48 and 96 kHz", "[engine]")
+{
+    for (const int rate : {44100, 48000, 96000}) {
+        for (const int block : {32, 256, 441}) {
+            engine::RealtimeEngine eng;
+            eng.prepare(smallSpec(rate, block, false));
+            const std::size_t n = static_cast<std::size_t>(rate) / 2;
+            Scene s;
+            s.ref.assign(n, 0.0f);
+            s.mic.assign(n, 0.0f);
+            s.mic[1000] = 1.0f;
+            const auto out = runEngine(eng, s, {static_cast<std::size_t>(block)}, true);
+            const auto peak = static_cast<int>(std::max_element(out.begin(), out.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); }) - out.begin());
+            INFO("rate " << rate << " block " << block << " reported " << eng.latencySamples());
+            CHECK(peak - 1000 == eng.latencySamples());
+            CHECK(eng.stats().lateBlocks == 0);
+            CHECK(eng.stats().latencyMs == Approx(1000.0 * eng.latencySamples() / rate));
+            // Added latency: one host block plus the resamplers' delay, nothing else.
+            CHECK(eng.latencySamples() - block <= 200);
+        }
+    }
+}
+
+TEST_CASE("Engine output does not depend on the host block size and equals the offline render", "[engine]")
+{
+    const int rate = 48000;
+    const Scene s = makeScene(48000, 3);
+    // Reference: the pipeline run in one piece, as quell-render's offline path does.
+    engine::EchoPipeline pipeline;
+    engine::PipelineSpec ps;
+    ps.hostRate = rate;
+    ps.maxBlock = s.mic.size();
+    ps.aec = smallSpec(rate, 1, true).aec;
+    pipeline.prepare(ps);
+    std::vector<float> ref(s.mic.size());
+    std::span<const float> micSpan[1] = {s.mic};
+    std::span<float> outSpan[1] = {ref};
+    pipeline.process(micSpan, s.ref, outSpan);
+
+    std::mt19937 rng(9);
+    std::vector<std::size_t> randomBlocks;
+    for (int i = 0; i < 200; ++i) randomBlocks.push_back(std::uniform_int_distribution<std::size_t>(1, 4096)(rng));
+    const std::vector<std::pair<const char*, std::vector<std::size_t>>> cases{
+        {"1", {1}}, {"64", {64}}, {"441", {441}}, {"4096", {4096}}, {"random", randomBlocks}};
+    for (const bool offline : {true, false}) {
+        for (const auto& [name, blocks] : cases) {
+            engine::RealtimeEngine eng;
+            eng.prepare(smallSpec(rate, 4096, offline));
+            const auto out = runEngine(eng, s, blocks, !offline);
+            const std::size_t shift = static_cast<std::size_t>(eng.spec().maxHostBlock);
+            INFO((offline ? "offline" : "live") << " blocks " << name);
+            REQUIRE(eng.stats().lateBlocks == 0);
+            bool same = true;
+            for (std::size_t i = shift; i < out.size(); ++i) same = same && out[i] == ref[i - shift];
+            CHECK(same);
+        }
+    }
+}
+
+TEST_CASE("The audio callback neither allocates nor locks", "[engine][realtime]")
+{
+    engine::RealtimeEngine eng;
+    eng.prepare(smallSpec(48000, 256, false));
+    const Scene s = makeScene(48000 * 3, 5);
+    std::vector<float> out(256);
+    test::resetRealtimeViolations();
+    std::mt19937 rng(4);
+    std::size_t pos = 0;
+    std::uint64_t calls = 0;
+    while (pos + 256 <= s.mic.size()) {
+        const std::size_t len = std::uniform_int_distribution<std::size_t>(1, 256)(rng);
+        const float* mic[1] = {s.mic.data() + pos};
+        float* o[1] = {out.data()};
+        {
+            test::RealtimeProbe probe; // counts only inside the callback
+            eng.process(mic, s.ref.data() + pos, o, static_cast<int>(len));
+        }
+        ++calls;
+        pos += len;
+        std::this_thread::sleep_for(50us);
+    }
+    const auto v = test::realtimeViolations();
+    INFO(calls << " callbacks");
+    CHECK(calls > 1000);
+    CHECK(v.allocations == 0);
+    CHECK(v.locks == 0);
+    // The probe itself works: an allocation under it is seen.
+    test::resetRealtimeViolations();
+    {
+        test::RealtimeProbe probe;
+        auto p = std::make_unique<std::vector<int>>(10);
+        CHECK(p->size() == 10);
+    }
+    CHECK(test::realtimeViolations().allocations >= 1);
+}
+
+TEST_CASE("Deadline misses play the delayed dry microphone, are counted, and the stream stays aligned", "[engine][deadline]")
+{
+    const int rate = 16000, block = 160; // 10 ms blocks
+    const Scene s = makeScene(static_cast<std::size_t>(rate) * 3, 8);
+    // Reference output with no misses.
+    engine::RealtimeEngine offline;
+    offline.prepare(smallSpec(rate, block, true));
+    const auto good = runEngine(offline, s, {static_cast<std::size_t>(block)}, false);
+
+    engine::RealtimeEngine eng;
+    eng.prepare(smallSpec(rate, block, false));
+    const int latency = eng.latencySamples();
+    std::vector<float> out(s.mic.size());
+    std::uint64_t pushed = 0;
+    for (std::size_t pos = 0, k = 0; pos < s.mic.size(); pos += block, ++k) {
+        // Blocks 100..111: the worker takes 15 ms per block, 1.5 block periods: it misses its deadlines
+        // and falls behind by up to six blocks, within the FIFO's eight.
+        eng.setWorkerDelayForTesting(k >= 100 && k < 112 ? 15ms : 0us);
+        if (k < 100 || k >= 140) // outside the slow stretch (and a recovery margin) run without deadlines
+            waitForWorker(eng, pushed);
+        else
+            std::this_thread::sleep_for(10ms); // real time
+        const float* mic[1] = {s.mic.data() + pos};
+        float* o[1] = {out.data() + pos};
+        eng.process(mic, s.ref.data() + pos, o, block);
+        pushed += block;
+    }
+    const auto st = eng.stats();
+    // Every output sample is either the processed one or the dry microphone delayed by the latency;
+    // the dry ones are exactly the counted late samples.
+    std::uint64_t dry = 0, other = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const float processed = i >= static_cast<std::size_t>(block) ? good[i] : 0.0f;
+        const float fallback = i >= static_cast<std::size_t>(latency) ? s.mic[i - static_cast<std::size_t>(latency)] : 0.0f;
+        if (out[i] == processed) continue;
+        if (out[i] == fallback) ++dry;
+        else ++other;
+    }
+    INFO("late blocks " << st.lateBlocks << ", late samples " << st.lateSamples << ", dry " << dry);
+    CHECK(st.lateBlocks > 5);
+    CHECK(st.inputOverruns == 0);
+    CHECK(dry == st.lateSamples);
+    CHECK(other == 0);
+    // After the slow stretch the output is the processed signal again, sample-aligned.
+    bool recovered = true;
+    for (std::size_t i = 150 * block; i < out.size(); ++i) recovered = recovered && out[i] == good[i];
+    CHECK(recovered);
+}
+
+TEST_CASE("On the CPU the engine picks a filter it can afford in real time and says which", "[engine][cpu-mode]")
+{
+    engine::EngineSpec spec = smallSpec(48000, 256, false);
+    spec.aec.taps = 1024;
+    spec.aec.cpuRealtimeBudget = 1e-9; // nothing fits: NLMS at full length
+    engine::RealtimeEngine eng;
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, Catch::Contains("NLMS, 1024 taps") && Catch::Contains("needs"));
+    spec.aec.taps = 32;
+    spec.aec.cpuRealtimeBudget = 1e9; // everything fits: RLS as configured
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, Catch::Contains("RLS, 32 taps"));
+}
