@@ -18,7 +18,10 @@ struct RlsLaunchPolicy {
     int registerGroups = -1;  // groups of 4 rows held in registers (0, 1, 2 or 4, with
                               // registerGroups * columnChunks <= 4); -1 = choose
     int sharedGroups = -1;    // groups of 4 rows held in shared memory; -1 = as many as fit
-    bool counterBarrier = false;  // also meet at an atomic-counter barrier each sample (for comparison)
+    // Meet at an atomic-counter barrier before collecting the published words. Measured faster at every
+    // N (NOTES.md, run 3: e.g. N = 2048 4.95 us/sample with it, 12.3 us polling the words alone, whose
+    // 67k spinning threads crowd the L2), so on by default; off only to compare.
+    bool counterBarrier = true;
 };
 
 // The policy the library picks for `taps` and `channels` on a device with `multiprocessors` SMs and

@@ -11,8 +11,9 @@
 //      exactly the words it needs (its columns of v, and warp 0 the partials): no counter, no fence,
 //      and the data arrives in the same round trip as the synchronisation. Double buffering by sample
 //      parity is safe because a block can only publish sample n+2 after reading every block's
-//      partials of n+1, which each block publishes after it has read v(n). A counter barrier
-//      (RlsGridBarrier.cuh) can be put in front for comparison (policy.counterBarrier).
+//      partials of n+1, which each block publishes after it has read v(n). By default a counter
+//      barrier (RlsGridBarrier.cuh) comes first and the words are then read once: polling alone was
+//      measured 1.5-3x slower (all threads of all blocks spinning on L2 slow the late publishers).
 //   C. sums the partials of all blocks in a fixed order (so every block gets bit-identical scalars),
 //      forms e = d - w^T u, alpha = lambda + u^T v, decides pause / update / re-initialisation exactly
 //      as the CPU twin (quell::dsp::Rls), updates w_i of its rows and loads the whole v(n) it needs for

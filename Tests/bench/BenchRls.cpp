@@ -122,12 +122,13 @@ std::vector<RlsLaunchPolicy> candidates(int taps)
     default:
         break;
     }
-    // Every layout with both exchanges: tagged words alone, and an atomic-counter barrier in front.
+    // Every layout with both exchanges: an atomic-counter barrier in front (the default), and the
+    // tagged words alone.
     const std::size_t layouts = c.size();
     for (std::size_t i = 0; i < layouts; ++i) {
-        RlsLaunchPolicy withCounter = c[i];
-        withCounter.counterBarrier = true;
-        c.push_back(withCounter);
+        RlsLaunchPolicy wordsOnly = c[i];
+        wordsOnly.counterBarrier = false;
+        c.push_back(wordsOnly);
     }
     return c;
 }
@@ -136,7 +137,7 @@ std::string describe(const RlsLaunchPolicy& p, int blocks)
 {
     return std::to_string(blocks) + "x" + std::to_string(p.threads) + " thr, " + std::to_string(p.rowsPerBlock)
            + " rows (" + std::to_string(4 * p.registerGroups) + " reg, " + std::to_string(4 * p.sharedGroups)
-           + " smem), c4=" + std::to_string(p.columnChunks) + (p.counterBarrier ? ", +counter barrier" : "");
+           + " smem), c4=" + std::to_string(p.columnChunks) + (p.counterBarrier ? ", +counter barrier" : ", words only");
 }
 
 } // namespace

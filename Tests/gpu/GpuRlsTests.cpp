@@ -152,20 +152,27 @@ TEST_CASE("GPU RLS output does not depend on how the stream is split into blocks
     }
 }
 
-TEST_CASE("GPU RLS: P in registers, shared memory or global memory gives bit-identical output", "[gpu][rls]")
+TEST_CASE("GPU RLS: P in registers, shared memory or global memory, either exchange: bit-identical output",
+          "[gpu][rls]")
 {
     constexpr int taps = 1000;
     const EchoCase echo = makeEcho(6000, taps, 4242u, false);
     RlsSettings s;
     s.taps = taps;
     std::vector<std::vector<float>> outs;
-    for (auto [rg, sg] : {std::pair{4, 0}, std::pair{0, 4}, std::pair{0, 0}, std::pair{1, 1}}) {
+    struct Layout {
+        int registerGroups, sharedGroups;
+        bool counterBarrier;
+    };
+    for (const Layout& l : {Layout{4, 0, true}, Layout{0, 4, true}, Layout{0, 0, true}, Layout{1, 1, true},
+                            Layout{4, 0, false}, Layout{0, 0, false}}) {
         RlsLaunchPolicy pol;
         pol.threads = 256;
         pol.columnChunks = 1;
         pol.rowsPerBlock = 16;
-        pol.registerGroups = rg;
-        pol.sharedGroups = sg;
+        pol.registerGroups = l.registerGroups;
+        pol.sharedGroups = l.sharedGroups;
+        pol.counterBarrier = l.counterBarrier;
         GpuRls gpu;
         gpu.prepare(s, 1, 2000, pol);
         outs.push_back(runGpu(gpu, echo.d, echo.x, 2000));
