@@ -13,32 +13,34 @@
 
 namespace quell::gpu::fir {
 
-constexpr int kDirectR = 16;
-constexpr int kDirectThreads = 128;
-constexpr int kDirectTile = kDirectR * kDirectThreads;
+// Two shapes: R = 16 outputs per thread x 128 threads (more reuse per shared-memory read) and R = 8 x 256
+// threads (fewer registers, more blocks resident); both tiles hold 2048 outputs.
+constexpr int kDirectTile = 2048;
+template <int R>
+constexpr int directThreads() { return kDirectTile / R; }
 
 __host__ __device__ constexpr int paddedFloat(int f) { return f + 4 * (f >> 5); }
 
 // Shared memory: taps (roundUp(L, R) floats) then the padded input window.
-__host__ __device__ constexpr int directHalo(int taps) { return (taps + kDirectR - 1) / kDirectR * kDirectR - 1; }
-inline std::size_t directSharedBytes(int taps)
+__host__ __device__ constexpr int directHalo(int taps, int r) { return (taps + r - 1) / r * r - 1; }
+inline std::size_t directSharedBytes(int taps, int r)
 {
-    const int tapsPadded = directHalo(taps) + 1;
-    const int window = directHalo(taps) + kDirectTile + 4;
+    const int tapsPadded = directHalo(taps, r) + 1;
+    const int window = directHalo(taps, r) + kDirectTile + 4;
     return sizeof(float) * (static_cast<std::size_t>(tapsPadded) + static_cast<std::size_t>(paddedFloat(window + 31)));
 }
 
-// grid: (tiles per channel, channels). out16: output rows are 16-byte aligned (vector stores).
-template <bool Out16>
-__global__ void __launch_bounds__(kDirectThreads) firDirect(const float* __restrict__ in, float* __restrict__ out,
-                                                            long long stride, long long samples,
-                                                            const float* __restrict__ taps, int tapCount,
-                                                            const float* __restrict__ hist)
+// grid: (tiles per channel, channels). Out16: output rows are 16-byte aligned (vector stores).
+template <int R, bool Out16>
+__global__ void __launch_bounds__(directThreads<R>()) firDirect(const float* __restrict__ in, float* __restrict__ out,
+                                                                long long stride, long long samples,
+                                                                const float* __restrict__ taps, int tapCount,
+                                                                const float* __restrict__ hist)
 {
-    constexpr int R = kDirectR;
+    constexpr int kDirectThreads = directThreads<R>();
     extern __shared__ float4 shared4[];
     float* shared = reinterpret_cast<float*>(shared4);
-    const int halo = directHalo(tapCount);
+    const int halo = directHalo(tapCount, R);
     const int tapsPadded = halo + 1;
     float* h = shared;                 // tapsPadded floats (a multiple of R, so 16-byte aligned)
     float* win = shared + tapsPadded;  // padded window: win[paddedFloat(i)] = x[start - halo + i]

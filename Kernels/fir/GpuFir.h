@@ -51,6 +51,9 @@ public:
     std::size_t fftSize() const;
     std::size_t taps() const;
     int channels() const;
+    // Tuning (benchmarks, tests): outputs per thread of the direct kernel, 8 (256 threads) or 16 (128
+    // threads); 0 (default) picks 8 up to 128 taps and 16 above, as measured. Call after prepare().
+    void setDirectOutputsPerThread(int outputs);
 
 #if __cplusplus >= 202002L
     void prepare(std::span<const float> taps, int channels, std::size_t maxSamples, FirMethod method = FirMethod::Auto,

@@ -16,7 +16,8 @@
 //
 // Threading: one thread at a time per object; the object owns its device memory and stream. prepare()
 // allocates; processDevice() enqueues work on the object's stream and returns (no host synchronisation);
-// process() copies host data through the device and waits. Input and output must not overlap.
+// process() copies host data through the device (its device output is NaN-filled first, so a sample left
+// unwritten shows) and waits. Input and output must not overlap.
 // The kernels are compiled as C++17 (no std::span there): the core API takes pointers and sizes, and the
 // std::span / dsp::Biquad conveniences below exist for C++20 callers only.
 #include <cstddef>
@@ -40,6 +41,10 @@ enum class IirArithmetic { Auto, Float32, Float64 };
 struct BiquadCoefficients {
     double b0, b1, b2, a1, a2;
 };
+
+// OneTilePerBlock (what Auto runs): a block per tile. Persistent: the blocks the device holds at once claim
+// tiles in order and prefetch the next one while filtering the current one (correct, but slower on the H100).
+enum class IirSchedule { Auto = 0, OneTilePerBlock = 1, Persistent = 2 };
 
 struct DirectFormCoefficients {
     std::vector<double> b; // b[0..M]
@@ -108,9 +113,9 @@ public:
     int order() const;    // M for the direct form, 2 * sections for a cascade
     int channels() const;
     const char* variant() const; // e.g. "plr-direct-M4-f32" for reports
-    // Tuning (benchmarks): tiles each thread block filters in sequence, 1, 2 or 4; 0 (default) chooses per
-    // call from the number of tiles and the blocks the device holds at once.
-    void setTilesPerBlock(int tiles);
+    // Tuning (benchmarks, tests): how tiles map to thread blocks. Auto (default) is a block per tile, which
+    // measured faster than the persistent schedule on the H100. Call after prepare().
+    void setSchedule(IirSchedule schedule);
 
 private:
     struct Impl;

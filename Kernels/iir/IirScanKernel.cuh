@@ -48,7 +48,8 @@ struct ScanParams {
     const Real* stateIn;     // per channel: HALO past inputs (x[-1-j]) then D state values
     Real* stateOut;
     int stateStride;
-    unsigned* flags;         // per tile (block index): (epoch << 2) | status
+    unsigned long long* tickets; // persistent schedule: tile counter, zero at launch
+    unsigned* flags;         // per tile: (epoch << 2) | status
     Real* aggregates;        // per tile: D values
     Real* inclusives;        // per tile: D values
     unsigned epoch;
@@ -351,10 +352,6 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
 }
 
 
-// Each block filters TPB consecutive tiles, copying tile j+1 into shared memory while it filters tile j,
-// so memory requests stay in flight through the scan and the look-back. Tile order = block order, as in
-// CUB's single-pass scan: blocks are dispatched in index order, so a tile only waits on tiles of blocks
-// already running (no atomic ticket: its round trip would sit in front of every tile's loads).
 // Float32 kernels are held to a register budget that keeps 3 or 4 blocks per SM resident: occupancy is
 // what keeps enough loads in flight (the direct form of small order fits 64 registers without spilling).
 template <class Sys, int THREADS, typename Real>
@@ -365,7 +362,15 @@ constexpr int minBlocksPerSm()
     return (THREADS == 256 && !Sys::kCascade) ? 4 : 3;
 }
 
-template <class Sys, int K, int THREADS, int TPB, typename Real>
+// Two schedules of the same tile work:
+//  - one tile per block (PERSISTENT = false): tile = block index, as in CUB's single-pass scan (blocks are
+//    dispatched in index order, so a tile only waits on tiles of blocks already running);
+//  - persistent (PERSISTENT = true): as many blocks as the device holds at once, each claiming tiles in
+//    order from an atomic counter two tiles ahead and copying its next tile into shared memory while it
+//    filters the current one, so loads stay in flight through the scan, the look-back and the stores.
+//    Tiles are only ever handed to running blocks, in order, so every tile a block waits on is held by a
+//    running block: no deadlock even when other kernels share the device.
+template <class Sys, int K, int THREADS, bool PERSISTENT, typename Real>
 __global__ void __launch_bounds__(THREADS, (minBlocksPerSm<Sys, THREADS, Real>())) iirScanKernel(const ScanParams<Real> p)
 {
     constexpr int D = Sys::D;
@@ -374,28 +379,49 @@ __global__ void __launch_bounds__(THREADS, (minBlocksPerSm<Sys, THREADS, Real>()
     constexpr int WARPS = THREADS / 32;
     constexpr int TILE = H + B;
     constexpr int TILE_FLOATS = TILE + TILE / 32 + 1;
-    __shared__ float tiles[TPB > 1 ? 2 : 1][TILE_FLOATS];
+    __shared__ float tiles[PERSISTENT ? 2 : 1][TILE_FLOATS];
     __shared__ Real warpAgg[WARPS][D];
     __shared__ Real warpPrefix[WARPS][D];
-    const long long totalTiles = p.tilesPerChannel * p.channels;
-    const long long first = static_cast<long long>(blockIdx.x) * TPB;
 
-    startTileLoad<H, K, THREADS>(p, TileInfo<B, Real>(p, first), tiles[0]);
-#pragma unroll 1
-    for (int j = 0; j < TPB; ++j) {
-        const long long ticket = first + j;
-        if (ticket >= totalTiles)
-            break;
-        float* cur = tiles[TPB > 1 ? (j & 1) : 0];
-        if (TPB > 1 && j + 1 < TPB && ticket + 1 < totalTiles) {
-            startTileLoad<H, K, THREADS>(p, TileInfo<B, Real>(p, ticket + 1), tiles[TPB > 1 ? ((j + 1) & 1) : 0]);
-            __pipeline_wait_prior(1);
-        } else {
-            __pipeline_wait_prior(0);
+    if constexpr (!PERSISTENT) {
+        const TileInfo<B, Real> t(p, blockIdx.x);
+        startTileLoad<H, K, THREADS>(p, t, tiles[0]);
+        __pipeline_wait_prior(0);
+        __syncthreads();
+        processTile<Sys, K, THREADS>(p, t, tiles[0], warpAgg, warpPrefix);
+    } else {
+        const long long total = p.tilesPerChannel * p.channels;
+        __shared__ long long claimed[2];
+        if (threadIdx.x == 0) {
+            claimed[0] = static_cast<long long>(atomicAdd(p.tickets, 1ull));
+            claimed[1] = static_cast<long long>(atomicAdd(p.tickets, 1ull));
         }
         __syncthreads();
-        processTile<Sys, K, THREADS>(p, TileInfo<B, Real>(p, ticket), cur, warpAgg, warpPrefix);
-        __syncthreads(); // the buffer is refilled two tiles on
+        long long cur = claimed[0], next = claimed[1];
+        if (cur >= total)
+            return;
+        startTileLoad<H, K, THREADS>(p, TileInfo<B, Real>(p, cur), tiles[0]);
+#pragma unroll 1
+        for (int j = 0;; ++j) {
+            unsigned long long pending = 0;
+            if (threadIdx.x == 0 && next < total)
+                pending = atomicAdd(p.tickets, 1ull); // consumed after this tile: its latency is hidden
+            if (next < total) {
+                startTileLoad<H, K, THREADS>(p, TileInfo<B, Real>(p, next), tiles[(j + 1) & 1]);
+                __pipeline_wait_prior(1);
+            } else {
+                __pipeline_wait_prior(0);
+            }
+            __syncthreads();
+            processTile<Sys, K, THREADS>(p, TileInfo<B, Real>(p, cur), tiles[j & 1], warpAgg, warpPrefix);
+            if (threadIdx.x == 0)
+                claimed[0] = next < total ? static_cast<long long>(pending) : total;
+            __syncthreads(); // also: the buffer just used is refilled next iteration
+            cur = next;
+            next = claimed[0];
+            if (cur >= total)
+                break;
+        }
     }
 }
 

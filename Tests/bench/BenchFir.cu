@@ -68,14 +68,20 @@ QUELL_BENCH_COMMAND(fir, "GPU FIR direct and FFT (16 .. 65536 taps) and the poly
         taps.assign(k.taps, 0.0f);
         for (std::size_t i = 0; i < k.taps; ++i)
             taps[i] = std::exp(-static_cast<float>(i) / (static_cast<float>(k.taps) / 4.0f)) * ((i * 7919u) % 13 < 6 ? 1.0f : -1.0f) * 0.05f;
-        gpu::GpuFir fir;
-        fir.prepare(taps.data(), taps.size(), 1, n, k.method, k.fft);
-        const double ms = timeMs(static_cast<cudaStream_t>(fir.stream()), 20, [&] { fir.processDevice(x.get(), y.get(), n, n); });
-        const double sps = static_cast<double>(n) / (ms * 1e-3);
-        report.add("fir 2^24 samples", {{"taps", static_cast<long long>(k.taps)},
-                                        {"method", std::string(fir.method() == gpu::FirMethod::Direct ? "direct" : "fft")},
-                                        {"fft size", static_cast<long long>(fir.fftSize())}, {"ms", ms}, {"G samples/s", sps / 1e9},
-                                        {"fraction of copy", sps * 8.0 / copyBps}});
+        for (const int width : {16, 8}) {
+            if (width == 8 && (k.method != gpu::FirMethod::Direct || k.taps > 512))
+                continue;
+            gpu::GpuFir fir;
+            fir.prepare(taps.data(), taps.size(), 1, n, k.method, k.fft);
+            fir.setDirectOutputsPerThread(width);
+            const double ms = timeMs(static_cast<cudaStream_t>(fir.stream()), 20, [&] { fir.processDevice(x.get(), y.get(), n, n); });
+            const double sps = static_cast<double>(n) / (ms * 1e-3);
+            const bool direct = fir.method() == gpu::FirMethod::Direct;
+            report.add("fir 2^24 samples", {{"taps", static_cast<long long>(k.taps)},
+                                            {"method", std::string(direct ? (width == 8 ? "direct R8" : "direct R16") : "fft")},
+                                            {"fft size", static_cast<long long>(fir.fftSize())}, {"ms", ms}, {"G samples/s", sps / 1e9},
+                                            {"fraction of copy", sps * 8.0 / copyBps}});
+        }
     }
 
     // Engine shape: 64 channels of 512-sample blocks, 256 taps, direct (many small launches' cost).

@@ -185,19 +185,22 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
             }
         }
     }
-    // Tiles per block (the prefetch pipeline depth) at 2^26 samples, float32.
+    // The two schedules (a block per tile; persistent blocks prefetching their next tile), float32.
     for (const int order : {1, 2, 4, 8}) {
-        const std::size_t n = std::min<std::size_t>(maxN, std::size_t(1) << 26);
         const auto c = lowPassLike(order, 0.95);
         gpu::GpuIir iir;
         iir.prepareDirect(&c, 1, 1, maxN, gpu::IirArithmetic::Float32);
-        for (const int tpb : {1, 2, 4}) {
-            iir.setTilesPerBlock(tpb);
-            const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
-            const double sps = static_cast<double>(n) / (ms * 1e-3);
-            report.add("tiles per block", {{"order", static_cast<long long>(order)}, {"tiles per block", static_cast<long long>(tpb)},
-                                           {"samples", static_cast<long long>(n)}, {"G samples/s", sps / 1e9},
-                                           {"fraction of copy", sps * 8.0 / copyBps}});
+        for (const int lg : {22, 26, maxLog}) {
+            const std::size_t n = std::size_t(1) << std::min(lg, maxLog);
+            for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
+                iir.setSchedule(schedule);
+                const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
+                const double sps = static_cast<double>(n) / (ms * 1e-3);
+                report.add("schedule", {{"order", static_cast<long long>(order)},
+                                        {"schedule", std::string(schedule == gpu::IirSchedule::Persistent ? "persistent" : "tile per block")},
+                                        {"samples", static_cast<long long>(n)}, {"G samples/s", sps / 1e9},
+                                        {"fraction of copy", sps * 8.0 / copyBps}});
+            }
         }
     }
     {

@@ -55,15 +55,20 @@ TEST_CASE("GpuFir direct and FFT match float64 convolution over 2^20 samples", "
         const auto hd = test::randomSystem(k.taps, static_cast<std::uint32_t>(k.taps), static_cast<double>(k.taps) / 4.0 + 1.0);
         const auto h = test::cast<float>(std::span<const double>(hd));
         const auto ref = cpuFir(h, x.data(), k.taps >= 65536 ? n / 64 : k.taps >= 4096 ? n / 8 : n); // CPU cost is O(n L)
-        gpu::GpuFir fir;
-        fir.prepare(h, 1, n, k.method);
-        auto y = poisoned(n);
-        fir.process(x, y);
-        const double err = test::relativeL2(std::span<const float>(y.data(), ref.size()), std::span<const double>(ref));
-        std::printf("fir %s %zu taps: relative L2 error %.3g over %zu samples (fft size %zu)\n", name(fir.method()), k.taps,
-                    err, ref.size(), fir.fftSize());
-        CHECK(allFinite(y));
-        CHECK(err <= (k.method == gpu::FirMethod::Direct ? 1e-6 : 1e-5));
+        for (const int width : {16, 8}) {
+            if (width == 8 && k.method != gpu::FirMethod::Direct)
+                continue;
+            gpu::GpuFir fir;
+            fir.prepare(h, 1, n, k.method);
+            fir.setDirectOutputsPerThread(width);
+            auto y = poisoned(n);
+            fir.process(x, y);
+            const double err = test::relativeL2(std::span<const float>(y.data(), ref.size()), std::span<const double>(ref));
+            std::printf("fir %s %zu taps (width %d): relative L2 error %.3g over %zu samples (fft size %zu)\n",
+                        name(fir.method()), k.taps, width, err, ref.size(), fir.fftSize());
+            CHECK(allFinite(y));
+            CHECK(err <= (k.method == gpu::FirMethod::Direct ? 1e-6 : 1e-5));
+        }
     }
 }
 
@@ -81,6 +86,7 @@ TEST_CASE("GpuFir streaming: awkward lengths, block splits and channels match on
                 const auto x = test::cast<float>(std::span<const double>(xd));
                 gpu::GpuFir fir;
                 fir.prepare(h, channels, 40000, method);
+                fir.setDirectOutputsPerThread(n % 2 == 0 ? 16 : 8);
                 const auto y = test::runInRandomBlocks(fir, x, channels, n, static_cast<std::uint32_t>(n * 7 + taps), n / 3 + 2);
                 CHECK(allFinite(y));
                 for (int c = 0; c < channels; ++c) {

@@ -307,17 +307,20 @@ TEST_CASE("GpuIir slowly decaying filter (pole radius 0.9995) keeps the look-bac
     const auto xr = asDouble(x);
     gpu::DirectFormCoefficients c{{r32(0.001)}, {1.0, r32(0.9995)}};
     const auto ref = cpuDirect(c, xr);
-    gpu::GpuIir iir;
-    iir.prepareDirect(std::span<const gpu::DirectFormCoefficients>(&c, 1), 1, n);
-    auto y = poisoned(n);
-    iir.process(x, y);
-    const double err = test::relativeL2(std::span<const float>(y), std::span<const double>(ref));
-    std::printf("iir order 1 pole 0.9995: relative L2 error %.3g\n", err);
-    CHECK(allFinite(y));
-    CHECK(err <= 1e-5);
+    for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
+        gpu::GpuIir iir;
+        iir.prepareDirect(std::span<const gpu::DirectFormCoefficients>(&c, 1), 1, n, gpu::IirArithmetic::Float32);
+        iir.setSchedule(schedule);
+        auto y = poisoned(n);
+        iir.process(x, y);
+        const double err = test::relativeL2(std::span<const float>(y), std::span<const double>(ref));
+        std::printf("iir order 1 pole 0.9995 (schedule %d): relative L2 error %.3g\n", static_cast<int>(schedule), err);
+        CHECK(allFinite(y));
+        CHECK(err <= 1e-5);
+    }
 }
 
-TEST_CASE("GpuIir: every tiles-per-block pipeline depth gives the same result across channel boundaries", "[gpu][iir]")
+TEST_CASE("GpuIir: both schedules (a block per tile, persistent) agree across channel boundaries", "[gpu][iir]")
 {
     const int channels = 5;
     const std::size_t n = 10007; // a partial last tile in every channel
@@ -328,10 +331,10 @@ TEST_CASE("GpuIir: every tiles-per-block pipeline depth gives the same result ac
         const auto xd = test::whiteNoise(channels * n, static_cast<std::uint32_t>(order + 55));
         const auto x = test::cast<float>(std::span<const double>(xd));
         for (const auto arith : {gpu::IirArithmetic::Float32, gpu::IirArithmetic::Float64}) {
-            for (const int tpb : {1, 2, 4}) {
+            for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
                 gpu::GpuIir iir;
                 iir.prepareDirect(sets, channels, n, arith);
-                iir.setTilesPerBlock(tpb);
+                iir.setSchedule(schedule);
                 auto y = poisoned(x.size());
                 iir.process(x, y);
                 CHECK(allFinite(y));
@@ -339,7 +342,7 @@ TEST_CASE("GpuIir: every tiles-per-block pipeline depth gives the same result ac
                     const std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * n), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * n));
                     const auto ref = cpuDirect(sets[static_cast<std::size_t>(c)], xc);
                     const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(ref));
-                    INFO("order " << order << " tiles per block " << tpb << " channel " << c << " " << iir.variant());
+                    INFO("order " << order << " schedule " << static_cast<int>(schedule) << " channel " << c << " " << iir.variant());
                     CHECK(err <= directTolerance(order));
                 }
             }
