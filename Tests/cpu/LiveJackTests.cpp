@@ -1,0 +1,159 @@
+// quell-live against a real audio server with no hardware: JACK's dummy driver, reached through
+// PortAudio's JACK host API, exactly as on a machine with a sound card.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/WavFile.h"
+
+extern char** environ;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+pid_t spawn(const std::vector<std::string>& args, const std::string& logPath)
+{
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid = -1;
+    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc == 0 ? pid : -1;
+}
+
+int waitExit(pid_t pid)
+{
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+// A JACK server with the dummy driver (no sound card), private to this test, stopped on scope exit.
+class DummyJackServer {
+public:
+    DummyJackServer(const std::string& dir, int rate, int period)
+        : name_("quell-test-" + std::to_string(::getpid()))
+    {
+        ::setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
+        ::setenv("JACK_DEFAULT_SERVER", name_.c_str(), 1);
+        pid_ = spawn({"jackd", "--no-realtime", "-n", name_, "-d", "dummy", "-r", std::to_string(rate), "-p", std::to_string(period)},
+                     dir + "/jackd.log");
+        if (pid_ > 0)
+            ready_ = std::system(("jack_wait -s " + name_ + " -w -t 10 >/dev/null 2>&1").c_str()) == 0;
+    }
+    ~DummyJackServer()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            waitExit(pid_);
+        }
+    }
+    bool ready() const { return ready_; }
+
+private:
+    std::string name_;
+    pid_t pid_ = -1;
+    bool ready_ = false;
+};
+
+struct Dir {
+    std::string path;
+    Dir()
+    {
+        std::string t = (fs::temp_directory_path() / "quell-live-test-XXXXXX").string();
+        path = ::mkdtemp(t.data());
+    }
+    ~Dir() { fs::remove_all(path); }
+};
+
+} // namespace
+
+TEST_CASE("quell-live runs 10 s on JACK's dummy driver with no late block and a complete recording", "[live][jack]")
+{
+    Dir dir;
+    DummyJackServer jack(dir.path, 48000, 256);
+    REQUIRE(jack.ready()); // jackd2 is installed by .ci/setup
+    const std::string rec = dir.path + "/live.wav", log = dir.path + "/live.log";
+    const pid_t pid = spawn({QUELL_LIVE_PATH, "--host-api", "jack", "--far-end", std::string(QUELL_DEMO_DIR) + "/ref.wav",
+                             "--record", rec, "--seconds", "10"}, log);
+    REQUIRE(pid > 0);
+    const int code = waitExit(pid);
+    const std::string out = slurp(log);
+    INFO(out);
+    REQUIRE(code == 0);
+    CHECK_THAT(out, Catch::Contains("late blocks 0 of"));
+    const quell::io::AudioData a = quell::io::readAudio(rec);
+    CHECK(a.format.sampleRate == 48000);
+    CHECK(a.frames() == 480000);
+    CHECK(fs::directory_iterator(dir.path) != fs::directory_iterator()); // (the recording is the only WAV)
+    for (const auto& e : fs::directory_iterator(dir.path))
+        CHECK(e.path().string().find(".part") == std::string::npos);
+}
+
+TEST_CASE("quell-live ends cleanly on SIGTERM with a valid WAV of what it heard", "[live][jack]")
+{
+    Dir dir;
+    DummyJackServer jack(dir.path, 48000, 256);
+    REQUIRE(jack.ready());
+    const std::string rec = dir.path + "/live.wav", log = dir.path + "/live.log";
+    const pid_t pid = spawn({QUELL_LIVE_PATH, "--host-api", "jack", "--far-end", std::string(QUELL_DEMO_DIR) + "/ref.wav",
+                             "--record", rec, "--seconds", "60"}, log);
+    REQUIRE(pid > 0);
+    std::this_thread::sleep_for(3s);
+    ::kill(pid, SIGTERM);
+    const int code = waitExit(pid);
+    INFO(slurp(log));
+    CHECK(code == 0);
+    CHECK_THAT(slurp(log), Catch::Contains("stopped after"));
+    const quell::io::AudioData a = quell::io::readAudio(rec);
+    CHECK(a.frames() > 48000);       // more than a second was recorded...
+    CHECK(a.frames() < 48000 * 10);  // ...and it stopped when told
+}
+
+TEST_CASE("quell-live without an audio server or with a bad far end fails clearly", "[live]")
+{
+    Dir dir;
+    const std::string log = dir.path + "/live.log";
+    ::setenv("JACK_DEFAULT_SERVER", "quell-no-such-server", 1);
+    ::setenv("JACK_NO_START_SERVER", "1", 1);
+    pid_t pid = spawn({QUELL_LIVE_PATH, "--host-api", "jack", "--far-end", std::string(QUELL_DEMO_DIR) + "/ref.wav"}, log);
+    CHECK(waitExit(pid) == 3);
+    CHECK_THAT(slurp(log), Catch::Contains("quell-live: no input device on host API 'jack'"));
+
+    pid = spawn({QUELL_LIVE_PATH, "--far-end", dir.path + "/missing.wav"}, log);
+    CHECK(waitExit(pid) == 2);
+    CHECK_THAT(slurp(log), Catch::Contains("missing.wav: cannot open"));
+
+    pid = spawn({QUELL_LIVE_PATH, "--record", dir.path + "/x.wav"}, log);
+    CHECK(waitExit(pid) == 2);
+    CHECK_THAT(slurp(log), Catch::Contains("exactly one far end"));
+    ::unsetenv("JACK_NO_START_SERVER");
+}
