@@ -7,6 +7,15 @@
 
 namespace quell::engine {
 
+// The first call into a GPU canceller loads its kernels and touches fresh pages (milliseconds): pay that
+// here, at prepare, rather than in the first real-time block.
+void EchoPipeline::warmUp(aec::EchoCanceller& canceller, std::size_t block)
+{
+    std::vector<float> zeros(std::min<std::size_t>(block, 256), 0.0f), out(zeros.size());
+    canceller.process(zeros, zeros, out);
+    canceller.reset();
+}
+
 void EchoPipeline::prepare(const PipelineSpec& spec)
 {
     if (spec.micChannels < 1 || spec.micChannels > 2)
@@ -27,6 +36,7 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
     for (Channel& c : channels_) {
         c.aec = std::make_unique<aec::EchoCanceller>();
         c.aec->prepare(spec.aec, lowMax);
+        warmUp(*c.aec, lowMax);
         if (resampling_) {
             c.down.prepare(spec.hostRate, spec.aec.sampleRate);
             c.up.prepare(spec.aec.sampleRate, spec.hostRate);

@@ -39,6 +39,7 @@ public:
     bool resampling() const { return resampling_; }
 
 private:
+    static void warmUp(aec::EchoCanceller& canceller, std::size_t block);
     struct Channel {
         std::unique_ptr<aec::EchoCanceller> aec;
         dsp::PolyphaseResampler<float> down, up;
