@@ -84,7 +84,6 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
                     {"p99.9/period", p.p999Us / r.periodUs},
                     {"late blocks", static_cast<long long>(r.stats.lateBlocks)},
                     {"latency ms", r.stats.latencyMs},
-                    {"ERLE dB", static_cast<double>(r.stats.erleDb)},
                     {"canceller", r.stats.mode}});
     }
     report.print();
