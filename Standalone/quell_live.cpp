@@ -392,17 +392,10 @@ int main(int argc, char** argv)
 {
     try {
         return run(parse(argc, argv));
-    } catch (const io::UsageError& e) {
-        std::fprintf(stderr, "quell-live: %s\n", e.what());
-        return 2;
-    } catch (const io::FileError& e) {
-        std::fprintf(stderr, "quell-live: %s\n", e.what());
-        return 2;
     } catch (const DeviceError& e) {
         std::fprintf(stderr, "quell-live: %s\n", e.what());
         return 3;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "quell-live: failed: %s\n", e.what());
-        return 1;
+    } catch (...) {
+        return io::reportCurrentException("quell-live");
     }
 }

@@ -280,20 +280,10 @@ int main(int argc, char** argv)
 {
     try {
         return run(parse(argc, argv));
-    } catch (const io::UsageError& e) {
-        std::fprintf(stderr, "quell-render: %s\n", e.what());
-        return 2;
-    } catch (const io::FileError& e) {
-        std::fprintf(stderr, "quell-render: %s\n", e.what());
-        return 2;
     } catch (const aec::BackendUnavailable& e) {
         std::fprintf(stderr, "quell-render: %s\n", e.what());
         return 2;
-    } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "quell-render: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "quell-render: failed: %s\n", e.what());
-        return 1;
+    } catch (...) {
+        return io::reportCurrentException("quell-render");
     }
 }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/ThreadPriority.h"
+
 namespace quell::engine {
 namespace {
 
@@ -239,6 +241,7 @@ void RealtimeEngine::updateMeters(std::size_t frames)
 
 void RealtimeEngine::workerLoop()
 {
+    promoteCurrentThreadToRealtime(); // best effort: see ThreadPriority.h
     while (running_.load(std::memory_order_acquire)) {
         if (!workerStep())
             std::this_thread::sleep_for(std::chrono::microseconds(100));

@@ -2,9 +2,33 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
+#include "io/WavFile.h"
+
 namespace quell::io {
+
+int reportCurrentException(const char* program) noexcept
+{
+    try {
+        throw;
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return 2;
+    } catch (const FileError& e) {
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "%s: %s\n", program, e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: failed: %s\n", program, e.what());
+    } catch (...) {
+        std::fprintf(stderr, "%s: failed with an unknown error\n", program);
+    }
+    return 1;
+}
 
 int parseInt(const std::string& option, const std::string& text, int lo, int hi)
 {

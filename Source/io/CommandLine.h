@@ -11,6 +11,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// For a program's catch (...): prints the current exception as "program: message" on stderr and returns
+// the exit code: 2 for bad usage or bad input (UsageError, FileError, std::invalid_argument), 1 for any
+// other failure ("program: failed: message").
+int reportCurrentException(const char* program) noexcept;
+
 int parseInt(const std::string& option, const std::string& text, int lo, int hi);
 double parseDouble(const std::string& option, const std::string& text, double lo, double hi);
 
