@@ -7,7 +7,11 @@ namespace {
 
 class CpuRlsFilter final : public LinearEchoFilter {
 public:
-    explicit CpuRlsFilter(const dsp::RlsSettings& settings) { rls_.prepare(settings); }
+    CpuRlsFilter(const dsp::RlsSettings& settings, int threads)
+    {
+        rls_.prepare(settings);
+        rls_.setWorkerThreads(threads);
+    }
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
         rls_.process(mic, ref, out);
@@ -31,9 +35,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings)
+std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads)
 {
-    return std::make_unique<CpuRlsFilter>(settings);
+    return std::make_unique<CpuRlsFilter>(settings, threads);
 }
 
 } // namespace quell::aec

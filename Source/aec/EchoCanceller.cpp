@@ -1,6 +1,7 @@
 #include "aec/EchoCanceller.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "aec/CpuFilterChoice.h"
 
@@ -13,6 +14,8 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
                                     + std::to_string(settings.sampleRate) + ")");
     if (maxBlock == 0)
         throw std::invalid_argument("echo canceller: maxBlock must be positive");
+    if (!(settings.maxDelaySeconds >= 0.0 && settings.maxDelaySeconds <= 4.0) || !(settings.alignMarginSeconds >= 0.0))
+        throw std::invalid_argument("echo canceller: maxDelaySeconds must be in [0, 4] and alignMarginSeconds >= 0");
     dsp::RlsSettings rls;
     rls.taps = settings.taps;
     rls.lambda = settings.lambda;
@@ -37,13 +40,25 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
         description_ = choice.mode;
     } else {
         if (!filter_)
-            filter_ = makeCpuRlsFilter(rls);
+            filter_ = makeCpuRlsFilter(rls, settings.cpuThreads);
         description_ = filter_->description();
     }
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
     refHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
+    if (settings.maxDelaySeconds > 0.0) {
+        DelayEstimatorSettings d;
+        d.sampleRate = settings.sampleRate;
+        d.maxDelaySeconds = settings.maxDelaySeconds;
+        delayEstimator_.prepare(d);
+        refDelayLine_.assign(static_cast<std::size_t>(std::ceil(settings.maxDelaySeconds * settings.sampleRate)) + 1,
+                             0.0f);
+    } else {
+        refDelayLine_.clear();
+    }
+    delayWrite_ = 0;
+    appliedDelay_ = 0;
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
     refScratch_.assign(maxBlock, 0.0f);
@@ -55,6 +70,33 @@ void EchoCanceller::reset()
         filter_->reset();
     micHighPass_.reset();
     refHighPass_.reset();
+    if (!refDelayLine_.empty()) {
+        delayEstimator_.reset();
+        std::fill(refDelayLine_.begin(), refDelayLine_.end(), 0.0f);
+    }
+    delayWrite_ = 0;
+    appliedDelay_ = 0;
+}
+
+void EchoCanceller::alignReference(std::span<const float> mic, std::span<float> ref)
+{
+    delayEstimator_.process(mic, ref);
+    if (delayEstimator_.found()) {
+        // Moves smaller than half the margin keep the direct path inside the filter: not worth the
+        // re-convergence a shift of the reference costs.
+        const int margin = static_cast<int>(std::lround(settings_.alignMarginSeconds * settings_.sampleRate));
+        const int target = std::clamp(delayEstimator_.delaySamples() - margin, 0,
+                                      static_cast<int>(refDelayLine_.size()) - 1);
+        if (std::abs(target - appliedDelay_) > margin / 2)
+            appliedDelay_ = target;
+    }
+    const std::size_t len = refDelayLine_.size();
+    for (float& r : ref) {
+        refDelayLine_[delayWrite_] = r;
+        const std::size_t read = (delayWrite_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
+        r = refDelayLine_[read];
+        delayWrite_ = delayWrite_ + 1 == len ? 0 : delayWrite_ + 1;
+    }
 }
 
 void EchoCanceller::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -66,6 +108,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
         std::span<float> m(micScratch_.data(), n), r(refScratch_.data(), n);
         micHighPass_.process(mic.subspan(pos, n), m);
         refHighPass_.process(ref.subspan(pos, n), r);
+        if (!refDelayLine_.empty())
+            alignReference(m, r);
         filter_->process(m, r, out.subspan(pos, n));
     }
 }

@@ -1,6 +1,8 @@
 #pragma once
-// The echo canceller at its own sample rate: a DC/rumble high-pass on both inputs, then the adaptive
-// linear filter (RLS on the GPU or the CPU). One channel: the microphone, with the far end as reference.
+// The echo canceller at its own sample rate: a DC/rumble high-pass on both inputs, alignment of the far
+// end to its echo (FarEndDelayEstimator: the reference is delayed by the bulk delay of the echo path, so
+// the taps cover the room rather than the playback and capture delay), then the adaptive linear filter
+// (RLS on the GPU or the CPU). One channel: the microphone, with the far end as reference.
 //
 // Threading: prepare() and reset() from a non-real-time thread; process() from one thread at a time.
 // process() does not allocate.
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "aec/Backend.h"
+#include "aec/FarEndDelayEstimator.h"
 #include "aec/LinearEchoFilter.h"
 #include "dsp/BiquadCascade.h"
 
@@ -33,6 +36,15 @@ struct EchoCancellerSettings {
     // When RLS of `taps` does not fit, a shorter RLS or NLMS runs instead (see CpuFilterChoice.h) and
     // backendDescription() says which.
     double cpuRealtimeBudget = 0.0;
+    // Threads of the CPU RLS (0: automatic, see dsp::Rls::setWorkerThreads). 1 avoids the per-sample
+    // barrier, which costs more than it saves on a loaded machine (offline evaluation).
+    int cpuThreads = 0;
+    // Far-end delay alignment: bulk delays from 0 to maxDelaySeconds are found and followed (0: off, the
+    // reference goes to the filter as it comes). The reference is delayed by the estimate less
+    // alignMarginSeconds, which keeps a few taps before the direct path (the estimate is at 4 kHz
+    // resolution and the strongest reflection may come after a weaker first one).
+    double maxDelaySeconds = 1.0;
+    double alignMarginSeconds = 0.004;
 };
 
 class BackendUnavailable : public std::runtime_error {
@@ -55,12 +67,21 @@ public:
     std::vector<float> weights() const { return filter_ ? filter_->weights() : std::vector<float>{}; }
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
     const EchoCancellerSettings& settings() const { return settings_; }
+    // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
+    int alignedDelaySamples() const { return appliedDelay_; }
 
 private:
+    // Feeds the delay estimator and replaces ref by the far end delayed by the applied delay.
+    void alignReference(std::span<const float> mic, std::span<float> ref);
+
     EchoCancellerSettings settings_{};
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_;
     std::vector<float> micScratch_, refScratch_;
+    FarEndDelayEstimator delayEstimator_;
+    std::vector<float> refDelayLine_;   // ring of the high-passed far end, maxDelay + 1 samples
+    std::size_t delayWrite_ = 0;
+    int appliedDelay_ = 0;
     std::size_t maxBlock_ = 0;
     std::string description_, fallbackReason_;
 };

@@ -23,7 +23,8 @@ public:
 };
 
 // float32 RLS on the CPU (the fallback). Throws std::invalid_argument on bad settings.
-std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings);
+// threads: as dsp::Rls::setWorkerThreads (0 = automatic).
+std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
 
 // float32 RLS on the GPU. Returns nullptr and sets `whyNot` when the build has no CUDA or no device
 // is usable; throws std::invalid_argument on bad settings.

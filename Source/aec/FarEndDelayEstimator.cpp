@@ -1,0 +1,123 @@
+#include "aec/FarEndDelayEstimator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace quell::aec {
+
+void FarEndDelayEstimator::prepare(const DelayEstimatorSettings& s)
+{
+    if (s.sampleRate < 8000 || s.maxDelaySeconds <= 0.0 || s.maxDelaySeconds > 4.0 || s.memorySeconds <= 0.0
+        || s.holdSeconds < 0.0)
+        throw std::invalid_argument("FarEndDelayEstimator: bad settings");
+    settings_ = s;
+    factor_ = std::max(1, static_cast<int>(std::lround(s.sampleRate / 4000.0)));
+    const double rate = static_cast<double>(s.sampleRate) / factor_;
+    lags_ = static_cast<int>(std::ceil(s.maxDelaySeconds * rate)) + 1;
+    alpha_ = std::exp(-1.0 / (s.memorySeconds * rate));
+    shortAlpha_ = std::exp(-1.0 / (0.03 * rate));
+    warmupSamples_ = static_cast<long>(s.memorySeconds * rate);
+    checkEvery_ = std::max(1, static_cast<int>(0.016 * rate));
+    holdChecks_ = std::max(1, static_cast<int>(std::lround(s.holdSeconds * rate / checkEvery_)));
+    refLine_.assign(2 * static_cast<std::size_t>(lags_), 0.0f);
+    corr_.assign(static_cast<std::size_t>(lags_), 0.0);
+    reset();
+}
+
+void FarEndDelayEstimator::reset()
+{
+    std::fill(refLine_.begin(), refLine_.end(), 0.0f);
+    std::fill(corr_.begin(), corr_.end(), 0.0);
+    pos_ = 0;
+    micAcc_ = refAcc_ = 0.0;
+    inBlock_ = 0;
+    prevMic_ = prevRef_ = 0.0f;
+    micPower_ = refPower_ = refShort_ = 0.0;
+    sinceCheck_ = 0;
+    activeSamples_ = 0;
+    candidate_ = -1;
+    candidateChecks_ = 0;
+    reported_ = 0;
+    found_ = false;
+    confidence_ = 0.0;
+}
+
+void FarEndDelayEstimator::process(std::span<const float> mic, std::span<const float> ref)
+{
+    if (mic.size() != ref.size())
+        throw std::invalid_argument("FarEndDelayEstimator::process: mic and ref lengths differ");
+    for (std::size_t n = 0; n < mic.size(); ++n) {
+        micAcc_ += mic[n];
+        refAcc_ += ref[n];
+        if (++inBlock_ == factor_) {
+            addDecimated(static_cast<float>(micAcc_ / factor_), static_cast<float>(refAcc_ / factor_));
+            micAcc_ = refAcc_ = 0.0;
+            inBlock_ = 0;
+        }
+    }
+}
+
+void FarEndDelayEstimator::addDecimated(float mRaw, float rRaw)
+{
+    const float m = mRaw - prevMic_, r = rRaw - prevRef_;
+    prevMic_ = mRaw;
+    prevRef_ = rRaw;
+    // Newest far-end sample at pos_ (and its mirror): refLine_[pos_ + k] is the sample k steps back.
+    pos_ = pos_ == 0 ? static_cast<std::size_t>(lags_) - 1 : pos_ - 1;
+    refLine_[pos_] = r;
+    refLine_[pos_ + lags_] = r;
+    refShort_ = shortAlpha_ * refShort_ + (1.0 - shortAlpha_) * double(rRaw) * rRaw;
+    // Averaging only while the far end plays: the window of the longest lag is what matters, but the
+    // short-term power of the present is a good enough gate (the decision is only slower to resume).
+    if (refShort_ < settings_.silenceFloor)
+        return;
+    const float* x = &refLine_[pos_];
+    const double a = alpha_, b = 1.0 - alpha_;
+    for (int k = 0; k < lags_; ++k)
+        corr_[k] = a * corr_[k] + b * double(m) * x[k];
+    micPower_ = a * micPower_ + b * double(m) * m;
+    refPower_ = a * refPower_ + b * double(r) * r;
+    ++activeSamples_;
+    if (++sinceCheck_ >= checkEvery_) {
+        sinceCheck_ = 0;
+        pickPeak();
+    }
+}
+
+void FarEndDelayEstimator::pickPeak()
+{
+    int best = 0;
+    double bestAbs = 0.0, sumSq = 0.0;
+    for (int k = 0; k < lags_; ++k) {
+        sumSq += corr_[k] * corr_[k];
+        if (std::abs(corr_[k]) > bestAbs) {
+            bestAbs = std::abs(corr_[k]);
+            best = k;
+        }
+    }
+    prominence_ = sumSq > 0.0 ? bestAbs / std::sqrt(sumSq / lags_) : 0.0;
+    // Until the averages hold about one memory of far-end signal, any lag correlates well: wait.
+    if (activeSamples_ < warmupSamples_)
+        return;
+    const double norm = std::sqrt(micPower_ * refPower_);
+    const double conf = norm > 0.0 ? bestAbs / norm : 0.0;
+    if (conf < settings_.minConfidence || prominence_ < settings_.minProminence) {
+        candidateChecks_ = 0;
+        return;
+    }
+    if (candidate_ >= 0 && std::abs(best - candidate_) <= 1)
+        ++candidateChecks_;
+    else {
+        candidate_ = best;
+        candidateChecks_ = 1;
+    }
+    if (candidateChecks_ >= holdChecks_) {
+        if (!found_ || std::abs(best - reported_) > 1)
+            reported_ = best;
+        found_ = true;
+        confidence_ = conf;
+    }
+}
+
+} // namespace quell::aec

@@ -1,0 +1,153 @@
+// FarEndDelayEstimator and the far-end alignment of EchoCanceller: bulk delays found, followed and kept
+// through far-end silence; numbers asserted against the delays the test applies.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "aec/EchoCanceller.h"
+#include "aec/FarEndDelayEstimator.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+constexpr int kRate = 16000;
+
+// Far end: coloured noise in on/off bursts (like speech: 0.3 to 0.6 s on, 0.1 to 0.4 s off).
+std::vector<float> burstyFarEnd(std::size_t n, std::uint32_t seed)
+{
+    const auto c = test::colouredNoise(n, seed, 0.05);
+    std::mt19937 rng(seed + 1);
+    std::uniform_real_distribution<double> on(0.3, 0.6), off(0.1, 0.4);
+    std::vector<float> x(n, 0.0f);
+    std::size_t pos = 0;
+    while (pos < n) {
+        const auto a = static_cast<std::size_t>(on(rng) * kRate);
+        for (std::size_t i = pos; i < std::min(n, pos + a); ++i)
+            x[i] = static_cast<float>(c[i]);
+        pos += a + static_cast<std::size_t>(off(rng) * kRate);
+    }
+    return x;
+}
+
+// Mic: the far end delayed by delay[i] (piecewise), through a short decaying room, plus noise 40 dB down.
+std::vector<float> echoOf(const std::vector<float>& x, const std::vector<int>& delay, std::uint32_t seed)
+{
+    const auto room = test::randomSystem(160, seed, 0.97);
+    std::vector<double> xd(x.begin(), x.end());
+    const auto y = test::convolve(std::span<const double>(xd), std::span<const double>(room));
+    const auto noise = test::whiteNoise(x.size(), seed + 7, 1e-4);
+    std::vector<float> m(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const long j = static_cast<long>(i) - delay[i];
+        m[i] = static_cast<float>((j >= 0 ? y[static_cast<std::size_t>(j)] : 0.0) + noise[i]);
+    }
+    return m;
+}
+
+void feed(aec::FarEndDelayEstimator& e, const std::vector<float>& m, const std::vector<float>& x, std::size_t from,
+          std::size_t to, std::size_t block = 160)
+{
+    for (std::size_t p = from; p < to; p += block) {
+        const std::size_t n = std::min(block, to - p);
+        e.process(std::span(m).subspan(p, n), std::span(x).subspan(p, n));
+    }
+}
+
+} // namespace
+
+TEST_CASE("FarEndDelayEstimator finds a bulk delay and keeps it through far-end silence", "[aec][delay]")
+{
+    const std::size_t n = 6 * kRate;
+    auto x = burstyFarEnd(n, 11);
+    for (std::size_t i = 3 * kRate; i < 5 * kRate; ++i)   // 2 s of far-end silence
+        x[i] = 0.0f;
+    const int trueDelay = 4321;                             // 270 ms, not a multiple of the decimation
+    const auto m = echoOf(x, std::vector<int>(n, trueDelay), 12);
+
+    aec::FarEndDelayEstimator e;
+    aec::DelayEstimatorSettings s;
+    e.prepare(s);
+    REQUIRE_FALSE(e.found());
+    feed(e, m, x, 0, 2 * kRate);
+    REQUIRE(e.found());
+    // The strongest path of the random room is within its first few taps; 4 kHz resolution.
+    CHECK(e.delaySamples() >= trueDelay - 4);
+    CHECK(e.delaySamples() <= trueDelay + 12);
+    CHECK(e.confidence() > 0.3);
+    const int before = e.delaySamples();
+    feed(e, m, x, 2 * kRate, 5 * kRate);   // includes the 2 s of silence
+    CHECK(e.delaySamples() == before);
+}
+
+TEST_CASE("FarEndDelayEstimator follows a delay change within a second and reaches 0.9 s", "[aec][delay]")
+{
+    const std::size_t n = 6 * kRate;
+    const auto x = burstyFarEnd(n, 21);
+    std::vector<int> delay(n, 14400);   // 0.9 s
+    for (std::size_t i = 3 * kRate; i < n; ++i)
+        delay[i] = 1234;
+    const auto m = echoOf(x, delay, 22);
+
+    aec::FarEndDelayEstimator e;
+    e.prepare({});
+    feed(e, m, x, 0, 3 * kRate);
+    REQUIRE(e.found());
+    CHECK(std::abs(e.delaySamples() - 14400) <= 12);
+    feed(e, m, x, 3 * kRate, 4 * kRate);
+    CHECK(std::abs(e.delaySamples() - 1234) <= 12);
+}
+
+TEST_CASE("FarEndDelayEstimator reports nothing on a silent or uncorrelated far end", "[aec][delay]")
+{
+    const std::size_t n = 3 * kRate;
+    const auto x = burstyFarEnd(n, 31);
+    const auto other = burstyFarEnd(n, 32);   // mic hears something else entirely
+    aec::FarEndDelayEstimator e;
+    e.prepare({});
+    feed(e, other, x, 0, n);
+    CHECK_FALSE(e.found());
+    const std::vector<float> silent(n, 0.0f);
+    e.reset();
+    feed(e, x, silent, 0, n);
+    CHECK_FALSE(e.found());
+}
+
+TEST_CASE("EchoCanceller aligns the far end: a 300 ms bulk delay with a 256-tap filter", "[aec][delay]")
+{
+    const std::size_t n = 4 * kRate;
+    const auto c = test::colouredNoise(n, 41, 0.05);
+    const std::vector<float> x(c.begin(), c.end());
+    const int bulk = 4800;
+    const auto m = echoOf(x, std::vector<int>(n, bulk), 42);
+
+    auto erleOfLastSecond = [&](double maxDelaySeconds, int& applied) {
+        aec::EchoCancellerSettings s;
+        s.taps = 256;
+        s.backend = aec::Backend::Cpu;
+        s.maxDelaySeconds = maxDelaySeconds;
+        aec::EchoCanceller aec;
+        aec.prepare(s, 256);
+        std::vector<float> out(n);
+        for (std::size_t p = 0; p < n; p += 256)
+            aec.process(std::span(m).subspan(p, 256), std::span(x).subspan(p, 256), std::span(out).subspan(p, 256));
+        applied = aec.alignedDelaySamples();
+        double pm = 0, po = 0;
+        for (std::size_t i = n - kRate; i < n; ++i) {
+            pm += double(m[i]) * m[i];
+            po += double(out[i]) * out[i];
+        }
+        return 10.0 * std::log10(pm / po);
+    };
+    int applied = -1;
+    const double aligned = erleOfLastSecond(1.0, applied);
+    // Delay less the 4 ms margin (64 samples), at the estimator's 4-sample resolution.
+    CHECK(applied >= bulk - 64 - 4);
+    CHECK(applied <= bulk - 64 + 12);
+    CHECK(aligned > 30.0);   // the noise is 40 dB down
+    const double unaligned = erleOfLastSecond(0.0, applied);
+    CHECK(applied == 0);
+    CHECK(unaligned < 3.0);
+}

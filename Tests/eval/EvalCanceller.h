@@ -1,0 +1,41 @@
+#pragma once
+// An echo canceller under evaluation: Quell's or a peer's, run offline over a whole scenario.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace quell::eval {
+
+class EvalCanceller {
+public:
+    virtual ~EvalCanceller() = default;
+    virtual std::string name() const = 0;
+    virtual std::string description() const = 0;
+    // A fresh canceller per call: returns the output for mic (one channel) with far end ref (one vector
+    // per loudspeaker; mono cancellers get the downmix), all at sampleRate.
+    virtual std::vector<float> run(const std::vector<float>& mic, const std::vector<std::vector<float>>& ref,
+                                   int sampleRate) = 0;
+    // The linear, time-invariant front end the canceller applies to its microphone (Quell: a DC high-pass),
+    // applied to the clean components too, so that output minus near end minus noise is exactly the echo
+    // residual (for cancellers whose path from mic to output is otherwise linear).
+    // Quell only: the far-end delay it applied at the end of the last run (NaN for peers).
+    virtual double lastAlignedDelayMs() const { return std::nan(""); }
+    virtual void frontEnd(std::vector<float>& signal, int sampleRate) const { (void)signal; (void)sampleRate; }
+};
+
+struct QuellOptions {
+    int taps = 1024;
+    double lambda = 0.9999;
+    int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
+};
+
+std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);
+// Return nullptr (with `whyNot`) when the peer library was not found at build time.
+std::unique_ptr<EvalCanceller> makeSpeexCanceller(bool residualSuppression, std::string& whyNot);
+std::unique_ptr<EvalCanceller> makeWebRtcCanceller(std::string& whyNot);
+
+// Mean of the loudspeaker channels (what a mono canceller can use of a stereo far end).
+std::vector<float> downmix(const std::vector<std::vector<float>>& ref);
+
+} // namespace quell::eval

@@ -1,0 +1,80 @@
+// Quell's echo canceller (Source/aec/EchoCanceller) on the CPU, offline (no real-time budget: the exact
+// float32 RLS of the GPU path).
+#include "aec/EchoCanceller.h"
+#include "dsp/BiquadCascade.h"
+#include "eval/EvalCanceller.h"
+
+namespace quell::eval {
+
+std::vector<float> downmix(const std::vector<std::vector<float>>& ref)
+{
+    std::vector<float> mono(ref.at(0).size(), 0.0f);
+    for (const auto& ch : ref)
+        for (std::size_t n = 0; n < mono.size(); ++n)
+            mono[n] += ch[n] / static_cast<float>(ref.size());
+    return mono;
+}
+
+namespace {
+
+class QuellCanceller final : public EvalCanceller {
+public:
+    explicit QuellCanceller(const QuellOptions& o) : options_(o) {}
+    std::string name() const override { return "quell"; }
+    std::string description() const override { return description_; }
+
+    std::vector<float> run(const std::vector<float>& mic, const std::vector<std::vector<float>>& ref,
+                           int sampleRate) override
+    {
+        aec::EchoCancellerSettings s = settings(sampleRate);
+        aec::EchoCanceller aec;
+        constexpr std::size_t block = 256;
+        aec.prepare(s, block);
+        description_ = "Quell EchoCanceller: " + aec.backendDescription() + ", lambda "
+                       + std::to_string(s.lambda).substr(0, 7);
+        const std::vector<float> x = downmix(ref);
+        std::vector<float> out(mic.size());
+        for (std::size_t pos = 0; pos < mic.size(); pos += block) {
+            const std::size_t n = std::min(block, mic.size() - pos);
+            aec.process(std::span(mic).subspan(pos, n), std::span(x).subspan(pos, n),
+                        std::span(out).subspan(pos, n));
+        }
+        lastDelayMs_ = 1000.0 * aec.alignedDelaySamples() / sampleRate;
+        return out;
+    }
+
+    // The far-end delay Quell applied at the end of the last run.
+    double lastAlignedDelayMs() const override { return lastDelayMs_; }
+
+    void frontEnd(std::vector<float>& signal, int sampleRate) const override
+    {
+        const dsp::Biquad hp = dsp::butterworthHighPass(settings(sampleRate).highPassHz, sampleRate);
+        dsp::BiquadCascade<float> f;
+        f.prepare(std::span<const dsp::Biquad>(&hp, 1));
+        f.process(signal, signal);
+    }
+
+private:
+    aec::EchoCancellerSettings settings(int sampleRate) const
+    {
+        aec::EchoCancellerSettings s;
+        s.sampleRate = sampleRate;
+        s.taps = options_.taps;
+        s.lambda = options_.lambda;
+        s.backend = aec::Backend::Cpu;
+        s.cpuThreads = options_.threads;
+        return s;
+    }
+    QuellOptions options_;
+    double lastDelayMs_ = 0.0;
+    std::string description_ = "Quell EchoCanceller (CPU)";
+};
+
+} // namespace
+
+std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options)
+{
+    return std::make_unique<QuellCanceller>(options);
+}
+
+} // namespace quell::eval

@@ -1,0 +1,210 @@
+// quell-eval: Quell's echo canceller and its peers (SpeexDSP, WebRTC 0.3) on every scenario of a corpus
+// made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
+//
+//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--only SUBSTRING] [--no-peers] [--json FILE] [--assert]
+//
+// --assert checks Quell against the targets it meets on the short corpus (quell-corpus --short), see
+// AssertedTargets.cpp; exit status 1 when one fails.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "eval/AssertedTargets.h"
+#include "eval/CorpusScenario.h"
+#include "eval/EchoMetrics.h"
+#include "eval/EvalCanceller.h"
+
+using namespace quell::eval;
+
+namespace {
+
+std::string cell(const std::optional<double>& v, int precision = 1)
+{
+    if (!v)
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
+    return buf;
+}
+
+std::string json(const std::optional<double>& v)
+{
+    if (!v || !std::isfinite(*v))
+        return "null";
+    std::ostringstream o;
+    o << *v;
+    return o.str();
+}
+
+// The lag (0 to 50 ms) of the largest correlation between a canceller's output and its microphone, on
+// 2 s of near-end white noise with a silent far end.
+int measureLatency(EvalCanceller& c, int rate)
+{
+    std::mt19937 rng(7);
+    std::normal_distribution<float> g(0.0f, 0.03f);
+    std::vector<float> mic(2 * rate);
+    for (auto& v : mic)
+        v = g(rng);
+    const std::vector<std::vector<float>> ref(1, std::vector<float>(mic.size(), 0.0f));
+    const std::vector<float> out = c.run(mic, ref, rate);
+    int best = 0;
+    double bestC = 0.0;
+    for (int lag = 0; lag <= rate / 20; ++lag) {
+        double acc = 0.0;
+        for (std::size_t i = rate / 2; i + lag < out.size(); ++i)
+            acc += double(out[i + lag]) * mic[i];
+        if (std::abs(acc) > bestC) {
+            bestC = std::abs(acc);
+            best = lag;
+        }
+    }
+    return best;
+}
+
+std::optional<double> delayMs(const EvalCanceller& c)
+{
+    const double d = c.lastAlignedDelayMs();
+    return std::isnan(d) ? std::nullopt : std::optional<double>(d);
+}
+
+int usage()
+{
+    std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--only SUBSTRING] [--no-peers]\n"
+                 "                  [--json FILE] [--assert]\n";
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::string corpus, only, jsonPath;
+    QuellOptions qo;
+    bool peers = true, check = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc)
+                throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        try {
+            if (a == "--corpus") corpus = next();
+            else if (a == "--taps") qo.taps = std::stoi(next());
+            else if (a == "--lambda") qo.lambda = std::stod(next());
+            else if (a == "--threads") qo.threads = std::stoi(next());
+            else if (a == "--only") only = next();
+            else if (a == "--json") jsonPath = next();
+            else if (a == "--no-peers") peers = false;
+            else if (a == "--assert") check = true;
+            else if (a == "--help" || a == "-h") { usage(); return 0; }
+            else { std::cerr << "quell-eval: unknown option " << a << "\n"; return usage(); }
+        } catch (const std::exception& e) {
+            std::cerr << "quell-eval: " << e.what() << "\n";
+            return usage();
+        }
+    }
+    if (corpus.empty())
+        return usage();
+
+    std::vector<std::unique_ptr<EvalCanceller>> cancellers;
+    cancellers.push_back(makeQuellCanceller(qo));
+    if (peers) {
+        std::string why;
+        for (bool res : {false, true}) {
+            if (auto c = makeSpeexCanceller(res, why)) cancellers.push_back(std::move(c));
+            else { std::cout << "skipping peer speex" << (res ? "+res" : "") << ": " << why << "\n"; }
+        }
+        if (auto c = makeWebRtcCanceller(why)) cancellers.push_back(std::move(c));
+        else std::cout << "skipping peer webrtc: " << why << "\n";
+    }
+
+    // Each canceller's latency, measured once on a probe (near-end noise alone, silent far end).
+    std::map<std::string, int> latencies;
+    for (const auto& c : cancellers) {
+        latencies[c->name()] = measureLatency(*c, 16000);
+        if (latencies[c->name()] != 0)
+            std::cout << c->name() << ": output latency " << latencies[c->name()]
+                      << " samples, compensated in the figures\n";
+    }
+
+    std::vector<std::string> failures;
+    std::ostringstream js;
+    js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
+    bool firstJson = true;
+    std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", "scenario", "canceller", "erle_db",
+                "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "x_rt", "delay_ms");
+    try {
+        for (const auto& dir : listScenarios(corpus)) {
+            if (!only.empty() && dir.filename().string().find(only) == std::string::npos)
+                continue;
+            const CorpusScenario s = loadScenario(dir);
+            const double seconds = static_cast<double>(s.mic.size()) / s.sampleRate;
+            for (auto& c : cancellers) {
+                const auto start = std::chrono::steady_clock::now();
+                std::vector<float> out = c->run(s.mic, s.ref, s.sampleRate);
+                const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                // Measured against the input timing: the canceller's own latency (a frame of look-ahead) is
+                // not counted as a loss of the near end.
+                const int latency = latencies.at(c->name());
+                out.erase(out.begin(), out.begin() + latency);
+                out.resize(s.mic.size(), 0.0f);
+                std::vector<float> near = s.near, echo = s.echo, noise = s.noise;
+                c->frontEnd(near, s.sampleRate);
+                c->frontEnd(echo, s.sampleRate);
+                c->frontEnd(noise, s.sampleRate);
+                const EchoFigures f = measure(s, out, near, echo, noise);
+                std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", s.name.c_str(), c->name().c_str(),
+                            cell(f.steadyErleDb).c_str(), cell(f.steadyMicOverOutDb).c_str(),
+                            cell(f.timeTo10dB, 2).c_str(), cell(f.timeTo20dB, 2).c_str(),
+                            cell(f.reconvergeTo20dB, 2).c_str(), cell(f.minErleDb).c_str(),
+                            cell(f.doubleTalkSnrDb).c_str(), cell(f.nearAloneLossDb).c_str(),
+                            cell(took / seconds, 2).c_str(), cell(delayMs(*c), 1).c_str());
+                std::fflush(stdout);
+                js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": \"" << s.name << "\", \"canceller\": \""
+                   << c->name() << "\", \"steadyErleDb\": " << json(f.steadyErleDb)
+                   << ", \"steadyMicOverOutDb\": " << json(f.steadyMicOverOutDb)
+                   << ", \"timeTo10dB\": " << json(f.timeTo10dB) << ", \"timeTo20dB\": " << json(f.timeTo20dB)
+                   << ", \"reconvergeTo20dB\": " << json(f.reconvergeTo20dB) << ", \"minErleDb\": "
+                   << json(f.minErleDb) << ", \"doubleTalkSnrDb\": " << json(f.doubleTalkSnrDb)
+                   << ", \"nearAloneLossDb\": " << json(f.nearAloneLossDb) << ", \"realTimeFactor\": "
+                   << took / seconds << "}";
+                firstJson = false;
+                if (check && c->name() == "quell")
+                    checkTargets(s.name, f, failures);
+            }
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "quell-eval: " << e.what() << "\n";
+        return 2;
+    }
+    js << "\n  ],\n  \"cancellers\": [";
+    for (std::size_t i = 0; i < cancellers.size(); ++i)
+        js << (i ? ", " : "") << "{\"name\": \"" << cancellers[i]->name() << "\", \"description\": \""
+           << cancellers[i]->description() << "\"}";
+    js << "]\n}\n";
+
+    std::cout << "\ncolumns: erle_db = echo / (out - near - noise) over far-end single talk after 1 s (and 1 s after "
+                 "a path change);\n  mic/out = mic / out power there; t10_s, t20_s = from echo start to 3 frames (50 ms) "
+                 "in a row at 10 / 20 dB;\n  reconv = path change to 3 frames in a row at 20 dB; min_erle = worst steady "
+                 "frame; dt_snr = near end SNR of the output in double talk above 300 Hz;\n  alone_l = SNR lost by a lone "
+                 "near end above 300 Hz; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell applied at the end (its estimate less a 4 ms margin)\n";
+    for (const auto& c : cancellers)
+        std::cout << "  " << c->name() << ": " << c->description() << "\n";
+    if (!jsonPath.empty()) {
+        std::ofstream(jsonPath) << js.str();
+    }
+    if (check) {
+        for (const auto& f : failures)
+            std::cout << "TARGET MISSED: " << f << "\n";
+        std::cout << (failures.empty() ? "all asserted targets met\n" : "asserted targets missed\n");
+        return failures.empty() ? 0 : 1;
+    }
+    return 0;
+}
