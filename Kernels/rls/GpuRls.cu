@@ -13,6 +13,28 @@
 #include "rls/RlsKernelParams.cuh"
 
 namespace quell::gpu {
+namespace {
+
+// A launch of `clusterBlocks`-block clusters (one per channel). `attribute` must outlive the config.
+cudaLaunchConfig_t clusterLaunch(int clusterBlocks, int channels, int threads, std::size_t smem, cudaStream_t stream,
+                                 cudaLaunchAttribute& attribute)
+{
+    attribute = cudaLaunchAttribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = static_cast<unsigned int>(clusterBlocks);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned int>(clusterBlocks * channels));
+    config.blockDim = dim3(static_cast<unsigned int>(threads));
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return config;
+}
+
+} // namespace
 
 struct GpuRls::Impl {
     dsp::RlsSettings settings{};
@@ -65,13 +87,29 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     QUELL_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
 
     const int N = settings.taps;
+    if (request.cluster < 0
+        && chooseRlsPolicy(N, channels, prop.multiProcessorCount, static_cast<int>(prop.sharedMemPerBlockOptin), request)
+                   .cluster == 1) {
+        // The cluster layout is the default here; where it cannot run (no thread-block clusters on this
+        // device, or 16 blocks of it cannot be co-resident, e.g. a small MIG slice) the grid layout is.
+        RlsLaunchPolicy asCluster = request, asGrid = request;
+        asCluster.cluster = 1;
+        asGrid.cluster = 0;
+        try {
+            prepare(settings, channels, maxBlock, asCluster);
+            return;
+        } catch (const std::invalid_argument&) {
+        }
+        prepare(settings, channels, maxBlock, asGrid);
+        return;
+    }
     const RlsLaunchPolicy pol = chooseRlsPolicy(N, channels, prop.multiProcessorCount,
                                                 static_cast<int>(prop.sharedMemPerBlockOptin), request);
     auto bad = [&](const std::string& why) {
         throw std::invalid_argument("GpuRls: launch policy (threads " + std::to_string(pol.threads) + ", chunks "
                                     + std::to_string(pol.columnChunks) + ", rows " + std::to_string(pol.rowsPerBlock)
                                     + ", register groups " + std::to_string(pol.registerGroups) + ", shared groups "
-                                    + std::to_string(pol.sharedGroups) + ") for " + std::to_string(N) + " taps: " + why);
+                                    + std::to_string(pol.sharedGroups) + (pol.cluster ? ", cluster" : "") + ") for " + std::to_string(N) + " taps: " + why);
     };
     if (pol.threads < 32 || pol.threads > 512 || pol.threads % 32 != 0)
         bad("threads must be a multiple of 32 in [32, 512]");
@@ -79,12 +117,13 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
         bad("rows per block must be a positive multiple of 4");
     if (4 * pol.threads * pol.columnChunks < N)
         bad("4 * threads * column chunks must cover the taps");
-    const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups);
+    const bool cluster = pol.cluster == 1;
+    const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups, cluster);
     if (kernel == nullptr)
         bad("no kernel instantiated for these column chunks and register groups");
     const int groups = pol.rowsPerBlock / 4;
     const int sharedGroups = std::max(0, std::min(pol.sharedGroups, groups - pol.registerGroups));
-    const std::size_t smem = rls::sharedBytes(pol.threads, pol.columnChunks, pol.rowsPerBlock, sharedGroups);
+    const std::size_t smem = rls::sharedBytes(pol.threads, pol.columnChunks, pol.rowsPerBlock, sharedGroups, cluster);
     cudaFuncAttributes attributes{};
     QUELL_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
     if (smem + attributes.sharedSizeBytes > prop.sharedMemPerBlockOptin)
@@ -94,7 +133,27 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     const int K = (N + pol.rowsPerBlock - 1) / pol.rowsPerBlock;
     if (K > 160)
         bad("at most 160 blocks per channel (got " + std::to_string(K) + ")");
-    if (K > 1) { // blocks of a channel wait for each other: all of them must be resident at once
+    if (cluster) {
+        // One cluster per channel: the hardware co-schedules a cluster's blocks (on one GPC); clusters
+        // of different channels are independent and need not be resident together.
+        if (K > kRlsMaxClusterBlocks)
+            bad("a cluster holds at most " + std::to_string(kRlsMaxClusterBlocks) + " blocks (got "
+                + std::to_string(K) + ")");
+        int clusterSupported = 0;
+        QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&clusterSupported, cudaDevAttrClusterLaunch, device));
+        if (!clusterSupported)
+            bad("the device cannot launch thread-block clusters");
+        if (K > 8)
+            QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                                  cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaLaunchAttribute attribute{};
+        const cudaLaunchConfig_t config = clusterLaunch(K, channels, pol.threads, smem, nullptr, attribute);
+        int clusters = 0;
+        QUELL_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &config));
+        if (clusters < 1)
+            bad("a cluster of " + std::to_string(K) + " blocks with " + std::to_string(smem)
+                + " bytes of shared memory each cannot be resident");
+    } else if (K > 1) { // blocks of a channel wait for each other: all of them must be resident at once
         int perSm = 0;
         QUELL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, pol.threads, smem));
         if (static_cast<long long>(perSm) * prop.multiProcessorCount < static_cast<long long>(K) * channels)
@@ -117,7 +176,8 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.pStride = static_cast<std::size_t>(m.rowsTotal) * m.paddedColumns;
     m.sharedBytes = smem;
     m.kernel = kernel;
-    m.variant = channels > 1 ? "batched"
+    m.variant = channels > 1 ? (cluster ? "batched-cluster" : "batched")
+                : cluster ? "persistent-cluster"
                 : pol.registerGroups + sharedGroups >= groups ? "persistent-smem"
                                                                : "persistent-global";
 
@@ -172,7 +232,8 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
                                        cudaMemcpyHostToDevice, s));
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[side].get() + taps, windowBytes, hostRef.get(), rowBytes,
                                        n * sizeof(float), B, cudaMemcpyHostToDevice, s));
-    if (policy.counterBarrier)
+    const bool cluster = policy.cluster == 1;
+    if (policy.counterBarrier && !cluster)
         QUELL_CUDA_CHECK(cudaMemsetAsync(barrier.get(), 0, barrier.bytes(), s));
 
     rls::KernelParams p{};
@@ -205,7 +266,12 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     const dim3 grid(static_cast<unsigned int>(blocksPerChannel * channels));
     const dim3 block(static_cast<unsigned int>(policy.threads));
     start.record(s);
-    if (blocksPerChannel > 1) {
+    if (cluster) {
+        cudaLaunchAttribute attribute{};
+        const cudaLaunchConfig_t config =
+            clusterLaunch(blocksPerChannel, channels, policy.threads, sharedBytes, s, attribute);
+        QUELL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, p));
+    } else if (blocksPerChannel > 1) {
         void* args[] = {&p};
         QUELL_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, block, args,
                                                      sharedBytes, s));

@@ -52,7 +52,8 @@ public:
     dsp::RlsHealth health(int channel = 0) const;
     int channels() const;
     int taps() const;
-    // Which variant of the kernel runs (for reports): "persistent-smem", "persistent-global", "batched".
+    // Which variant of the kernel runs (for reports): "persistent-smem", "persistent-global",
+    // "persistent-cluster", "batched", "batched-cluster".
     const char* variant() const;
     // The layout in use, resolved, and the blocks one channel is spread over.
     RlsLaunchPolicy policy() const;

@@ -45,13 +45,16 @@ struct KernelParams {
     ChannelState* state;       // [channel]
 };
 
-// Shared memory of one block, in bytes: P groups, the reduction ring, v and w of its rows.
-inline std::size_t sharedBytes(int threads, int columnChunks, int rowsPerBlock, int sharedGroups)
+// Shared memory of one block, in bytes: P groups, the reduction ring, v and w of its rows, and in the
+// cluster variant the values the other blocks read (v of its rows and 2 partials, twice by parity).
+inline std::size_t sharedBytes(int threads, int columnChunks, int rowsPerBlock, int sharedGroups,
+                               bool cluster = false)
 {
     const std::size_t warps = static_cast<std::size_t>(threads) / 32;
     return static_cast<std::size_t>(sharedGroups) * 4 * columnChunks * threads * 16  // P, float4
            + 2 * 8 * warps * 4 * sizeof(float)                                      // reduction ring
-           + 2 * static_cast<std::size_t>(rowsPerBlock) * sizeof(float);            // v, w rows
+           + 2 * static_cast<std::size_t>(rowsPerBlock) * sizeof(float)             // v, w rows
+           + (cluster ? (2 * static_cast<std::size_t>(rowsPerBlock) + 4) * sizeof(float) : 0);
 }
 
 } // namespace quell::gpu::rls

@@ -5,7 +5,9 @@
 //  - P is best in registers (no shared-memory traffic: each element is read and written every sample),
 //    then shared memory, then global memory (L2 or HBM);
 //  - B channels in one launch: a channel gets several blocks (on chip) while B is small, one block
-//    streaming P from HBM once B fills the device.
+//    streaming P from HBM once B fills the device;
+//  - where measured faster (N = 256 single, N = 256 and 512 batched), one thread-block cluster per
+//    channel that exchanges through distributed shared memory instead of global memory.
 #include "rls/RlsLaunchPolicy.h"
 
 #include <algorithm>
@@ -38,8 +40,24 @@ RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int
         r.columnChunks = chunksFor(quads, r.threads);
     }
     const int sms = std::max(1, multiprocessors);
+    if (r.cluster < 0) {
+        // Measured (NOTES.md, run 4, H100): one 16-block cluster per channel wins where its rows fit in
+        // registers or nearly: single channel N = 256 (2.71 vs 3.01 us/sample), and batched N = 256 and
+        // 512 at every B from 16 to 256 (1.6 to 6.6 x the grid layouts' channel-samples/s). It loses at
+        // single-channel N = 512 (4.78 vs 3.29 us) and 1024 (9.85 vs 3.51 us): 32 or 64 rows per block
+        // with only 128 or 256 threads make the shared-memory rows a serial latency chain. Tiny filters
+        // (N <= 128) keep one block per channel, unmeasured sizes keep the grid layouts.
+        const bool single = channels == 1;
+        const bool measuredFaster = taps > 128 && (single ? taps <= 256 : taps <= 512);
+        const bool layoutFree = r.rowsPerBlock <= 0; // a caller's rows were meant for the grid layouts
+        r.cluster = measuredFaster && layoutFree ? 1 : 0;
+    }
+    r.cluster = r.cluster > 0 ? 1 : 0;
 
-    if (r.rowsPerBlock <= 0) {
+    if (r.rowsPerBlock <= 0 && r.cluster == 1) {
+        // As thin as the cluster allows: all 16 blocks (rows of P are the work that scales with N).
+        r.rowsPerBlock = std::min(roundUp(ceilDiv(taps, kRlsMaxClusterBlocks), 4), roundUp(taps, 4));
+    } else if (r.rowsPerBlock <= 0) {
         if (channels == 1) {
             // Measured (NOTES.md, run 1): the exchange costs about the same for 16 or 128 blocks, so
             // spreading the rows thin wins; 8 rows per block at least, no more blocks than SMs, and a
@@ -63,7 +81,7 @@ RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int
     }
     if (r.sharedGroups < 0) {
         const long long fixed =
-            static_cast<long long>(rls::sharedBytes(r.threads, r.columnChunks, r.rowsPerBlock, 0));
+            static_cast<long long>(rls::sharedBytes(r.threads, r.columnChunks, r.rowsPerBlock, 0, r.cluster == 1));
         const long long perGroup = 4LL * r.columnChunks * r.threads * 16;
         const long long reserve = 1024; // the kernel's static shared memory
         const long long fit = std::max(0LL, (sharedBytesPerBlock - reserve - fixed) / perGroup);

@@ -22,7 +22,15 @@ struct RlsLaunchPolicy {
     // N (NOTES.md, run 3: e.g. N = 2048 4.95 us/sample with it, 12.3 us polling the words alone, whose
     // 67k spinning threads crowd the L2), so on by default; off only to compare.
     bool counterBarrier = true;
+    // 1: the channel's blocks form ONE thread-block cluster (at most 16 blocks, so for N <= 1024 with
+    // P on chip) and exchange v and the partial sums through distributed shared memory with one
+    // hardware cluster barrier per sample instead of the global-memory exchange (counterBarrier is then
+    // ignored). 0: the grid exchange. -1: choose (the cluster where it was measured faster, NOTES.md).
+    int cluster = -1;
 };
+
+// The most blocks of one cluster (non-portable size, Hopper).
+constexpr int kRlsMaxClusterBlocks = 16;
 
 // The policy the library picks for `taps` and `channels` on a device with `multiprocessors` SMs and
 // `sharedBytesPerBlock` of opt-in shared memory. Fields already set in `request` are kept.

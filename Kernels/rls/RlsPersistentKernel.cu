@@ -8,18 +8,31 @@
 
 namespace quell::gpu::rls {
 
-PersistentKernel persistentKernelFor(int columnChunks, int registerGroups)
+PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster)
 {
+    if (cluster) {
+        // One cluster of at most 16 blocks per channel: meant for N <= 1024 (<= 256 threads of one
+        // float4 chunk), with room for the larger chunk counts should a layout ask for them.
+        switch (columnChunks * 16 + registerGroups) {
+        case 16 + 0: return persistentRlsKernel<1, 0, true>;
+        case 16 + 1: return persistentRlsKernel<1, 1, true>;
+        case 16 + 2: return persistentRlsKernel<1, 2, true>;
+        case 16 + 4: return persistentRlsKernel<1, 4, true>;
+        case 32 + 0: return persistentRlsKernel<2, 0, true>;
+        case 32 + 2: return persistentRlsKernel<2, 2, true>;
+        default: return nullptr;
+        }
+    }
     switch (columnChunks * 16 + registerGroups) {
-    case 16 + 0: return persistentRlsKernel<1, 0>;
-    case 16 + 1: return persistentRlsKernel<1, 1>;
-    case 16 + 2: return persistentRlsKernel<1, 2>;
-    case 16 + 4: return persistentRlsKernel<1, 4>;
-    case 32 + 0: return persistentRlsKernel<2, 0>;
-    case 32 + 1: return persistentRlsKernel<2, 1>;
-    case 32 + 2: return persistentRlsKernel<2, 2>;
-    case 64 + 0: return persistentRlsKernel<4, 0>;
-    case 64 + 1: return persistentRlsKernel<4, 1>;
+    case 16 + 0: return persistentRlsKernel<1, 0, false>;
+    case 16 + 1: return persistentRlsKernel<1, 1, false>;
+    case 16 + 2: return persistentRlsKernel<1, 2, false>;
+    case 16 + 4: return persistentRlsKernel<1, 4, false>;
+    case 32 + 0: return persistentRlsKernel<2, 0, false>;
+    case 32 + 1: return persistentRlsKernel<2, 1, false>;
+    case 32 + 2: return persistentRlsKernel<2, 2, false>;
+    case 64 + 0: return persistentRlsKernel<4, 0, false>;
+    case 64 + 1: return persistentRlsKernel<4, 1, false>;
     default: return nullptr;
     }
 }

@@ -22,7 +22,20 @@
 // __fsub_rn so nvcc cannot contract it into FMAs; (v_i * v_j) is formed first, so p_ij and p_ji receive
 // bit-identical updates and P stays exactly symmetric. The dot products may use FMAs (they only change
 // rounding of v, not symmetry).
+//
+// The cluster variant (kCluster, one thread-block cluster of at most 16 blocks per channel, launched
+// with a cluster dimension): B becomes each block writing its v_i and partials into its OWN shared
+// memory (double-buffered by sample parity), one cluster.sync() (the hardware cluster barrier, release /
+// acquire), and every block reading the others' values through distributed shared memory. Nothing goes
+// through L2 inside the loop; the arithmetic and the order of every sum are the same as in the grid
+// variant, so both give bit-identical output for the same rows per block and threads (tested).
+// Double buffering with one cluster.sync per sample is safe for the same reason as above: a block
+// rewrites buffer n & 1 only in sample n + 2, after the cluster.sync of n + 1, which every other block
+// reaches only after it has read the values of n. A last cluster.sync keeps every block (and its shared
+// memory) alive until the others have finished reading it.
 #include <cuda_runtime.h>
+
+#include <cooperative_groups.h>
 
 #include <cuda/atomic>
 
@@ -139,7 +152,7 @@ struct SampleDecision {
     float r;      // 1 / alpha
 };
 
-template <int C4, int RG>
+template <int C4, int RG, bool kCluster>
 __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const KernelParams p)
 {
     extern __shared__ float4 dynamicShared[];
@@ -154,6 +167,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
     float* ring = reinterpret_cast<float*>(sharedP + static_cast<size_t>(SG) * 4 * C4 * T);
     float* vRows = ring + 2 * 8 * W * 4;                                        // v_i of this block's rows
     float* wRows = vRows + R;
+    float* vPub = wRows + R;             // cluster variant: [2][R] v_i of this block's rows, by parity
+    float* partPub = vPub + 2 * R;       // cluster variant: [2][2] {u^T v, w^T u} of this block, by parity
 
     float* P = p.P + channel * p.pStride;
     float* wHome = p.w + static_cast<size_t>(channel) * K * R;
@@ -254,7 +269,10 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                         const int gi = row0 + local;
                         const float ui = gi < N ? sanitised(__ldg(win + N + s - gi)) : 0.0f;
                         vRows[local] = sum;
-                        publish(vOut + gi, sum, tag);
+                        if constexpr (kCluster)
+                            vPub[parity * R + local] = sum;
+                        else
+                            publish(vOut + gi, sum, tag);
                         uvAcc = fmaf(ui, sum, uvAcc);
                         wuAcc = fmaf(wRows[local], ui, wuAcc);
                     }
@@ -300,12 +318,33 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             uvAcc = warpSum(uvAcc);
             wuAcc = warpSum(wuAcc);
             if (lane == 0) {
-                publish(partOut + 2 * slice, uvAcc, tag);
-                publish(partOut + 2 * slice + 1, wuAcc, tag);
+                if constexpr (kCluster) {
+                    partPub[2 * parity] = uvAcc;
+                    partPub[2 * parity + 1] = wuAcc;
+                } else {
+                    publish(partOut + 2 * slice, uvAcc, tag);
+                    publish(partOut + 2 * slice + 1, wuAcc, tag);
+                }
             }
         }
 
         // ---- B: the one exchange of the sample ----
+        if constexpr (kCluster) {
+            // Every block's v(n) for this thread's columns, from the owner's shared memory: 4 columns of
+            // a float4 belong to one block (R is a multiple of 4), so one 16-byte DSMEM load each.
+            cooperative_groups::this_cluster().sync();
+#pragma unroll
+            for (int c = 0; c < C4; ++c) {
+                const int j = 4 * (tid + c * T);
+                if (j < K * R) {
+                    const float* owner = cooperative_groups::this_cluster().map_shared_rank(
+                        vPub + parity * R, static_cast<unsigned int>(j / R));
+                    v[c] = *reinterpret_cast<const float4*>(owner + j % R);
+                } else {
+                    v[c] = make_float4(0.f, 0.f, 0.f, 0.f); // never published in the grid variant either
+                }
+            }
+        } else {
         if (p.counterBarrier && K > 1)
             groupBarrier(p.barrier + channel, static_cast<unsigned int>((s + 1) * K));
         // Every block's v(n) for this thread's columns (needed if the sample updates; collected in any
@@ -325,21 +364,32 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             for (int i = 0; i < 4 * C4; ++i)
                 component(v[i / 4], i % 4) = values[i];
         }
+        } // grid variant
 
         // ---- C: scalars (identical in every block), w of this block's rows, v for the next sample ----
         if (warp == 0) {
             // Lane l sums blocks l, l + 32, ... (at most kMaxBlocksPerChannel / 32 of them), in that order.
             constexpr int M = 2 * (kMaxBlocksPerChannel / 32);
-            unsigned long long* words[M];
-            bool active[M];
             float values[M];
+            if constexpr (kCluster) { // the same values in the same lanes as the grid variant
 #pragma unroll
-            for (int i = 0; i < M; ++i) {
-                const int b = lane + 32 * (i / 2);
-                active[i] = b < K;
-                words[i] = partOut + 2 * (active[i] ? b : 0) + (i % 2);
+                for (int i = 0; i < M; ++i) {
+                    const int b = lane + 32 * (i / 2);
+                    values[i] = b < K ? cooperative_groups::this_cluster().map_shared_rank(
+                                            partPub + 2 * parity, static_cast<unsigned int>(b))[i % 2]
+                                      : 0.0f;
+                }
+            } else {
+                unsigned long long* words[M];
+                bool active[M];
+#pragma unroll
+                for (int i = 0; i < M; ++i) {
+                    const int b = lane + 32 * (i / 2);
+                    active[i] = b < K;
+                    words[i] = partOut + 2 * (active[i] ? b : 0) + (i % 2);
+                }
+                collectWords<M>(words, active, tag, values);
             }
-            collectWords<M>(words, active, tag, values);
             float uv = 0.0f, wu = 0.0f;
 #pragma unroll
             for (int i = 0; i < M; i += 2) {
@@ -424,6 +474,14 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             }
         }
         ++done;
+    }
+
+    if constexpr (kCluster) {
+        // v of the last sample, for the next launch (the grid variant published it inside the loop).
+        unsigned long long* vLastOut = vBase + ((done + 1) & 1) * p.vLength;
+        for (int i = tid; i < R; i += T)
+            publish(vLastOut + row0 + i, vRows[i], static_cast<unsigned int>(done));
+        cooperative_groups::this_cluster().sync(); // no block leaves while others may read its shared memory
     }
 
     // ---- state out ----

@@ -98,10 +98,19 @@ RlsLaunchPolicy layout(int threads, int chunks, int rows, int rg, int sg)
     return p;
 }
 
-// Layouts tried per N besides the default (-1 / 0 fields are chosen by the library).
+// The library's grid layout for N (the default where no cluster is chosen).
+RlsLaunchPolicy gridDefault()
+{
+    RlsLaunchPolicy p;
+    p.cluster = 0;
+    return p;
+}
+
+// Layouts tried per N: the grid default, others, the cluster ones (-1 / 0 fields are chosen by the
+// library; the library's default is one of them).
 std::vector<RlsLaunchPolicy> candidates(int taps)
 {
-    std::vector<RlsLaunchPolicy> c{RlsLaunchPolicy{}};
+    std::vector<RlsLaunchPolicy> c{gridDefault()};
     switch (taps) {
     case 256:
         for (int rows : {32, 16, 4}) c.push_back(layout(0, 0, rows, -1, -1));
@@ -122,13 +131,24 @@ std::vector<RlsLaunchPolicy> candidates(int taps)
     default:
         break;
     }
-    // Every layout with both exchanges: an atomic-counter barrier in front (the default), and the
-    // tagged words alone.
+    // Every grid layout with both exchanges: an atomic-counter barrier in front (the default), and
+    // the tagged words alone.
     const std::size_t layouts = c.size();
     for (std::size_t i = 0; i < layouts; ++i) {
         RlsLaunchPolicy wordsOnly = c[i];
         wordsOnly.counterBarrier = false;
+        wordsOnly.cluster = 0;
         c.push_back(wordsOnly);
+    }
+    // One thread-block cluster per channel (exchange through distributed shared memory): 16 blocks
+    // (the default rows for the cluster) and 8 blocks.
+    if (taps <= 1024) {
+        RlsLaunchPolicy sixteen;
+        sixteen.cluster = 1;
+        c.push_back(sixteen);
+        RlsLaunchPolicy eight = sixteen;
+        eight.rowsPerBlock = (taps / 8 + 3) / 4 * 4;
+        c.push_back(eight);
     }
     return c;
 }
@@ -137,7 +157,8 @@ std::string describe(const RlsLaunchPolicy& p, int blocks)
 {
     return std::to_string(blocks) + "x" + std::to_string(p.threads) + " thr, " + std::to_string(p.rowsPerBlock)
            + " rows (" + std::to_string(4 * p.registerGroups) + " reg, " + std::to_string(4 * p.sharedGroups)
-           + " smem), c4=" + std::to_string(p.columnChunks) + (p.counterBarrier ? ", +counter barrier" : ", words only");
+           + " smem), c4=" + std::to_string(p.columnChunks)
+           + (p.cluster == 1 ? ", cluster DSMEM" : p.counterBarrier ? ", +counter barrier" : ", words only");
 }
 
 } // namespace
@@ -161,7 +182,7 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
     const std::vector<int> tapList = args.quick ? std::vector<int>{256, 1024} : std::vector<int>{256, 512, 1024, 2048, 4096};
     for (int taps : tapList) {
         const std::size_t samples = args.quick ? 4096 : (taps >= 4096 ? 8192 : 16384);
-        GpuRun best;
+        GpuRun best, bestGrid, bestCluster;
         for (const RlsLaunchPolicy& request : candidates(taps)) {
             GpuRun r;
             try {
@@ -178,14 +199,32 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
                         {"us/sample", 1e6 / r.kernelSamplesPerSecond}});
             if (r.kernelSamplesPerSecond > best.kernelSamplesPerSecond)
                 best = r;
+            GpuRun& bestOfKind = r.policy.cluster == 1 ? bestCluster : bestGrid;
+            if (r.kernelSamplesPerSecond > bestOfKind.kernelSamplesPerSecond)
+                bestOfKind = r;
         }
         if (best.blocks == 0)
             continue;
+        if (bestCluster.blocks > 0 && bestGrid.blocks > 0) {
+            report.add("cluster vs grid exchange",
+                       {{"N", static_cast<long long>(taps)},
+                        {"grid layout", describe(bestGrid.policy, bestGrid.blocks)},
+                        {"grid samples/s", bestGrid.kernelSamplesPerSecond},
+                        {"cluster layout", describe(bestCluster.policy, bestCluster.blocks)},
+                        {"cluster samples/s", bestCluster.kernelSamplesPerSecond},
+                        {"cluster / grid", bestCluster.kernelSamplesPerSecond / bestGrid.kernelSamplesPerSecond}});
+            std::printf("N=%d: cluster %.0f samples/s (%s) vs grid %.0f (%s)\n", taps,
+                        bestCluster.kernelSamplesPerSecond, describe(bestCluster.policy, bestCluster.blocks).c_str(),
+                        bestGrid.kernelSamplesPerSecond, describe(bestGrid.policy, bestGrid.blocks).c_str());
+            std::fflush(stdout);
+        }
+        // The grid-barrier floor of the best grid layout (a cluster layout has no grid barrier).
         double floorCounter = 0.0, floorCg = 0.0;
-        if (best.blocks > 1) {
-            floorCounter = quell::gpu::measureGridBarrierMicroseconds(best.blocks, best.policy.threads, 20000,
+        const GpuRun& floorOf = bestGrid.blocks > 0 ? bestGrid : best;
+        if (floorOf.blocks > 1) {
+            floorCounter = quell::gpu::measureGridBarrierMicroseconds(floorOf.blocks, floorOf.policy.threads, 20000,
                                                                        quell::gpu::GridBarrierKind::GenerationCounter);
-            floorCg = quell::gpu::measureGridBarrierMicroseconds(best.blocks, best.policy.threads, 20000,
+            floorCg = quell::gpu::measureGridBarrierMicroseconds(floorOf.blocks, floorOf.policy.threads, 20000,
                                                                   quell::gpu::GridBarrierKind::CooperativeGroups);
         }
         const double cpuSamples = std::clamp(4e8 / (static_cast<double>(taps) * taps) / (args.quick ? 4 : 1), 32.0, 20000.0);
@@ -223,7 +262,9 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
             std::vector<float> e(x.size());
             RlsLaunchPolicy streaming;
             streaming.rowsPerBlock = taps;
-            for (const RlsLaunchPolicy& request : {RlsLaunchPolicy{}, streaming}) {
+            RlsLaunchPolicy clustered; // one 16-block cluster per channel, P on chip, clusters in waves
+            clustered.cluster = 1;
+            for (const RlsLaunchPolicy& request : {gridDefault(), streaming, clustered}) {
                 GpuRls gpu;
                 try {
                     gpu.prepare(s, channels, samples, request);

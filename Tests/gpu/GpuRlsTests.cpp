@@ -9,6 +9,7 @@
 #include <future>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dsp/Rls.h"
@@ -79,6 +80,26 @@ bool bitIdentical(const std::vector<float>& a, const std::vector<float>& b)
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The layout with one thread-block cluster per channel (distributed shared memory exchange).
+RlsLaunchPolicy clusterLayout()
+{
+    RlsLaunchPolicy p;
+    p.cluster = 1;
+    return p;
+}
+
+// The layouts every accuracy and split test runs under: the grid exchange (the library's default for
+// these N), and the cluster variant where it applies (at most 16 blocks, meant for N <= 1024).
+std::vector<RlsLaunchPolicy> layoutsFor(int taps)
+{
+    RlsLaunchPolicy grid;
+    grid.cluster = 0;
+    std::vector<RlsLaunchPolicy> l{grid};
+    if (taps <= 1024)
+        l.push_back(clusterLayout());
+    return l;
+}
+
 } // namespace
 
 TEST_CASE("GPU RLS error signal matches float64 CPU RLS (white and coloured input)", "[gpu][rls]")
@@ -105,23 +126,25 @@ TEST_CASE("GPU RLS error signal matches float64 CPU RLS (white and coloured inpu
     for (Job& j : jobs) {
         RlsSettings s;
         s.taps = j.taps;
-        GpuRls gpu;
-        gpu.prepare(s);
-        const std::vector<float> e = runGpu(gpu, j.echo.d, j.echo.x, 4096);
         const std::vector<double> ref = j.reference.get();
         const std::vector<float> cpu32 = j.cpuFloat.get();
-        const double errGpu = quell::test::relativeL2<float, double>(e, ref);
-        const double errCpu = quell::test::relativeL2<float, double>(cpu32, ref);
-        const std::vector<float> w = gpu.weights();
-        std::printf("[rls accuracy] N=%4d %-8s variant=%-17s blocks=%3d  relL2(GPU f32 vs f64)=%.3e  "
-                    "relL2(CPU f32 vs f64)=%.3e  misalignment=%.1f dB  reinit=%llu\n",
-                    j.taps, j.coloured ? "coloured" : "white", gpu.variant(), gpu.blocksPerChannel(), errGpu, errCpu,
-                    quell::test::misalignmentDb<float>(w, j.echo.h),
-                    static_cast<unsigned long long>(gpu.health().reinitialisations));
-        INFO("N=" << j.taps << (j.coloured ? " coloured" : " white") << " GPU relL2 " << errGpu << ", CPU f32 relL2 "
-                  << errCpu);
-        CHECK(allFinite(e));
-        CHECK(errGpu <= 1e-3);
+        for (const RlsLaunchPolicy& layout : layoutsFor(j.taps)) {
+            GpuRls gpu;
+            gpu.prepare(s, 1, 4096, layout);
+            const std::vector<float> e = runGpu(gpu, j.echo.d, j.echo.x, 4096);
+            const double errGpu = quell::test::relativeL2<float, double>(e, ref);
+            const double errCpu = quell::test::relativeL2<float, double>(cpu32, ref);
+            const std::vector<float> w = gpu.weights();
+            std::printf("[rls accuracy] N=%4d %-8s variant=%-17s blocks=%3d  relL2(GPU f32 vs f64)=%.3e  "
+                        "relL2(CPU f32 vs f64)=%.3e  misalignment=%.1f dB  reinit=%llu\n",
+                        j.taps, j.coloured ? "coloured" : "white", gpu.variant(), gpu.blocksPerChannel(), errGpu, errCpu,
+                        quell::test::misalignmentDb<float>(w, j.echo.h),
+                        static_cast<unsigned long long>(gpu.health().reinitialisations));
+            INFO("N=" << j.taps << (j.coloured ? " coloured" : " white") << " GPU relL2 " << errGpu << ", CPU f32 relL2 "
+                      << errCpu);
+            CHECK(allFinite(e));
+            CHECK(errGpu <= 1e-3);
+        }
     }
 }
 
@@ -136,19 +159,27 @@ TEST_CASE("GPU RLS output does not depend on how the stream is split into blocks
         echo.d[9002] = std::numeric_limits<float>::infinity();
         RlsSettings s;
         s.taps = taps;
-        std::vector<std::vector<float>> outs;
-        for (std::size_t block : {std::size_t(4096), std::size_t(1), std::size_t(37), std::size_t(256)}) {
-            GpuRls gpu;
-            gpu.prepare(s, 1, 4096);
-            outs.push_back(runGpu(gpu, echo.d, echo.x, block));
-            CHECK(gpu.health().sanitisedSamples == 2);
-            CHECK(gpu.health().pausedSamples > 0);
+        for (const RlsLaunchPolicy& layout : layoutsFor(taps)) {
+            std::vector<std::vector<float>> outs;
+            std::string variant;
+            for (std::size_t block : {std::size_t(4096), std::size_t(1), std::size_t(37), std::size_t(256)}) {
+                GpuRls gpu;
+                gpu.prepare(s, 1, 4096, layout);
+                variant = gpu.variant();
+                outs.push_back(runGpu(gpu, echo.d, echo.x, block));
+                CHECK(gpu.health().sanitisedSamples == 2);
+                CHECK(gpu.health().pausedSamples > 0);
+            }
+            std::printf("[rls split] N=%d variant=%s: blocks 4096/1/37/256 %s\n", taps, variant.c_str(),
+                        bitIdentical(outs[0], outs[1]) && bitIdentical(outs[0], outs[2]) && bitIdentical(outs[0], outs[3])
+                            ? "bit-identical"
+                            : "DIFFER");
+            INFO("N=" << taps << " variant " << variant);
+            CHECK(allFinite(outs[0]));
+            CHECK(bitIdentical(outs[0], outs[1]));
+            CHECK(bitIdentical(outs[0], outs[2]));
+            CHECK(bitIdentical(outs[0], outs[3]));
         }
-        INFO("N=" << taps);
-        CHECK(allFinite(outs[0]));
-        CHECK(bitIdentical(outs[0], outs[1]));
-        CHECK(bitIdentical(outs[0], outs[2]));
-        CHECK(bitIdentical(outs[0], outs[3]));
     }
 }
 
@@ -182,11 +213,53 @@ TEST_CASE("GPU RLS: P in registers, shared memory or global memory, either excha
         CHECK(bitIdentical(outs[0], outs[i]));
 }
 
+TEST_CASE("GPU RLS: the cluster exchange gives the grid exchange's output bit for bit (same layout)",
+          "[gpu][rls]")
+{
+    // Same rows per block and threads => same sums in the same order; only the way v and the partials
+    // travel differs (distributed shared memory vs published words in L2).
+    struct Case {
+        int taps, threads, rows, registerGroups, sharedGroups;
+    };
+    for (const Case& c : {Case{1000, 256, 64, 4, -1}, Case{1000, 256, 64, 2, 2}, Case{512, 128, 32, -1, -1},
+                          Case{512, 128, 64, -1, -1}, Case{64, 0, 4, -1, -1}, Case{257, 0, 20, 1, 2}}) {
+        EchoCase echo = makeEcho(5003, c.taps, 31u + static_cast<unsigned>(c.taps), true);
+        std::fill(echo.x.begin() + 2000, echo.x.begin() + 2000 + c.taps + 100, 0.0f); // pause path
+        RlsSettings s;
+        s.taps = c.taps;
+        std::vector<float> outs[2];
+        std::vector<float> weights[2];
+        for (int cluster : {0, 1}) {
+            RlsLaunchPolicy pol;
+            pol.threads = c.threads;
+            pol.rowsPerBlock = c.rows;
+            pol.registerGroups = c.registerGroups;
+            pol.sharedGroups = c.sharedGroups;
+            pol.cluster = cluster;
+            GpuRls gpu;
+            gpu.prepare(s, 1, 1500, pol);
+            outs[cluster] = runGpu(gpu, echo.d, echo.x, 1500);
+            weights[cluster] = gpu.weights();
+            if (cluster == 1)
+                std::printf("[rls cluster] N=%d %d blocks x %d threads, %d rows (%d reg, %d smem): %s\n", c.taps,
+                            gpu.blocksPerChannel(), gpu.policy().threads, c.rows, 4 * gpu.policy().registerGroups,
+                            4 * gpu.policy().sharedGroups,
+                            bitIdentical(outs[0], outs[1]) ? "bit-identical to the grid exchange" : "DIFFERS");
+        }
+        INFO("N=" << c.taps << " rows " << c.rows);
+        CHECK(allFinite(outs[1]));
+        CHECK(bitIdentical(outs[0], outs[1]));
+        CHECK(weights[0] == weights[1]);
+    }
+}
+
 TEST_CASE("GPU RLS batched channels equal their single-channel runs", "[gpu][rls]")
 {
     constexpr int taps = 300;
     constexpr std::size_t samples = 3001;
-    for (int channels : {5, 40}) {
+    for (int channels : {5, 40, -7}) { // -7: 7 channels, one cluster each
+        const bool clustered = channels < 0;
+        channels = clustered ? -channels : channels;
         RlsSettings s;
         s.taps = taps;
         std::vector<float> mic(channels * samples), ref(channels * samples), out(channels * samples, kNaN);
@@ -198,11 +271,13 @@ TEST_CASE("GPU RLS batched channels equal their single-channel runs", "[gpu][rls
         RlsLaunchPolicy request;
         if (channels == 40)
             request.rowsPerBlock = 300; // one block per channel, P streamed from global memory
+        request.cluster = clustered ? 1 : 0; // both exchanges, whatever the default for N = 300
         GpuRls batch;
         batch.prepare(s, channels, 1024, request);
         batch.processBatch(mic.data(), ref.data(), out.data(), samples);
-        CHECK(std::string(batch.variant()) == "batched");
-        std::printf("[rls batched] B=%d blocks per channel=%d\n", channels, batch.blocksPerChannel());
+        CHECK(std::string(batch.variant()) == (clustered ? "batched-cluster" : "batched"));
+        std::printf("[rls batched] B=%d blocks per channel=%d variant=%s\n", channels, batch.blocksPerChannel(),
+                    batch.variant());
         CHECK(allFinite(out));
         for (int c = 0; c < channels; ++c) {
             const std::vector<float> d(mic.begin() + c * samples, mic.begin() + (c + 1) * samples);
