@@ -77,6 +77,8 @@ void RealtimeEngine::release()
         worker_.join();
     delete pendingPipeline_.exchange(nullptr);
     pipeline_.reset();
+    const std::lock_guard<std::mutex> lock(echoPathMutex_);
+    echoPath_.clear();
 }
 
 void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
@@ -237,6 +239,20 @@ void RealtimeEngine::updateMeters(std::size_t frames)
     }
     meterMic_ = meterOut_ = meterRef_ = 0.0;
     meterFrames_ = 0;
+    if (snapshotsOn_.load(std::memory_order_relaxed)) {
+        std::vector<float> w = pipeline_->canceller().weights();
+        const std::lock_guard<std::mutex> lock(echoPathMutex_);
+        echoPath_.swap(w);
+    }
+}
+
+bool RealtimeEngine::echoPathSnapshot(std::vector<float>& out) const
+{
+    const std::lock_guard<std::mutex> lock(echoPathMutex_);
+    if (echoPath_.empty())
+        return false;
+    out.assign(echoPath_.begin(), echoPath_.end());
+    return true;
 }
 
 void RealtimeEngine::workerLoop()

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,6 +82,13 @@ public:
     dsp::RlsHealth health() const { return pipeline_ ? pipeline_->canceller().health() : dsp::RlsHealth{}; }
     const EngineSpec& spec() const { return spec_; }
 
+    // The estimated echo path (first microphone channel's filter weights, at the canceller's rate) for
+    // display. The worker copies it about every 100 ms while enabled (in offline mode that copy runs in
+    // process(), which has no deadline); the audio thread never touches it. Any thread may read it.
+    void enableEchoPathSnapshots(bool on) { snapshotsOn_.store(on, std::memory_order_relaxed); }
+    // Copies the latest snapshot into `out` (resized); false when there is none yet.
+    bool echoPathSnapshot(std::vector<float>& out) const;
+
     // Test hook: the worker sleeps this long after each block (to provoke deadline misses).
     void setWorkerDelayForTesting(std::chrono::microseconds delay) { testDelayUs_.store(delay.count()); }
     // Input frames the worker has finished (tests wait on it to pace a run without deadlines).
@@ -129,6 +137,9 @@ private:
     std::atomic<float> erleDb_{0.0f}, micDb_{-120.0f}, refDb_{-120.0f}, outDb_{-120.0f};
     std::string mode_, fallbackReason_;
     std::atomic<bool> onGpu_{false};
+    std::atomic<bool> snapshotsOn_{false};
+    mutable std::mutex echoPathMutex_;   // worker vs. readers of the snapshot; never the audio thread
+    std::vector<float> echoPath_;
 };
 
 } // namespace quell::engine

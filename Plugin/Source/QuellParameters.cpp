@@ -1,0 +1,82 @@
+#include "QuellParameters.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+namespace quell::plugin {
+
+juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
+{
+    using namespace juce;
+    AudioProcessorValueTreeState::ParameterLayout layout;
+
+    StringArray lengths;
+    for (int taps : filterLengths)
+        lengths.add(String(taps) + " taps (" + String(taps / 16) + " ms)");
+    layout.add(std::make_unique<AudioParameterChoice>(ParameterID{ParamId::filterLength, 1}, "Filter length", lengths,
+                                                      defaultFilterLengthIndex));
+
+    // Forgetting factor lambda: memory 1/(1-lambda) samples at 16 kHz, from 62 ms (0.999) to 6 s (0.99999).
+    // Skewed so the useful range near 1 gets most of the travel.
+    NormalisableRange<float> lambdaRange(0.999f, 0.99999f, 0.00001f);
+    lambdaRange.setSkewForCentre(0.9999f);
+    layout.add(std::make_unique<AudioParameterFloat>(
+        ParameterID{ParamId::forgetting, 1}, "Forgetting factor", lambdaRange, 0.9999f,
+        AudioParameterFloatAttributes().withStringFromValueFunction([](float v, int) { return String(v, 5); })));
+
+    layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::adaptation, 1}, "Adaptation", true,
+                                                    AudioParameterBoolAttributes().withStringFromValueFunction(
+                                                        [](bool on, int) { return on ? String("Adapt") : String("Freeze"); })));
+
+    layout.add(std::make_unique<AudioParameterFloat>(ParameterID{ParamId::suppression, 1}, "Residual suppression",
+                                                     NormalisableRange<float>(0.0f, 30.0f, 0.1f), 12.0f,
+                                                     AudioParameterFloatAttributes().withLabel("dB")));
+
+    layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::comfortNoise, 1}, "Comfort noise", true));
+
+    layout.add(std::make_unique<AudioParameterChoice>(ParameterID{ParamId::backend, 1}, "Backend",
+                                                      StringArray{"Auto", "GPU", "CPU"}, 0));
+
+    layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::bypass, 1}, "Bypass", false));
+    return layout;
+}
+
+ParameterReader::ParameterReader(juce::AudioProcessorValueTreeState& state)
+    : filterLength_(state.getRawParameterValue(ParamId::filterLength)),
+      forgetting_(state.getRawParameterValue(ParamId::forgetting)),
+      backend_(state.getRawParameterValue(ParamId::backend)),
+      bypass_(state.getRawParameterValue(ParamId::bypass)),
+      adaptation_(state.getRawParameterValue(ParamId::adaptation))
+{
+}
+
+CancellerChoice ParameterReader::choice() const noexcept
+{
+    CancellerChoice c;
+    const int index = std::clamp(static_cast<int>(std::lround(filterLength_->load())), 0,
+                                 static_cast<int>(std::size(filterLengths)) - 1);
+    c.taps = filterLengths[index];
+    // Rounded to the parameter's step so float noise in the stored value never looks like a change.
+    c.lambda = std::round(static_cast<double>(forgetting_->load()) * 1e5) / 1e5;
+    switch (static_cast<int>(std::lround(backend_->load()))) {
+    case 1: c.backend = aec::Backend::Gpu; break;
+    case 2: c.backend = aec::Backend::Cpu; break;
+    default: c.backend = aec::Backend::Auto; break;
+    }
+    return c;
+}
+
+aec::EchoCancellerSettings toSettings(const CancellerChoice& choice)
+{
+    aec::EchoCancellerSettings s;
+    s.taps = choice.taps;
+    s.lambda = choice.lambda;
+    s.backend = choice.backend;
+    // Half a core: on the CPU the canceller picks the longest filter it can afford in real time
+    // (see aec/CpuFilterChoice.h) rather than missing deadlines.
+    s.cpuRealtimeBudget = 0.5;
+    return s;
+}
+
+} // namespace quell::plugin

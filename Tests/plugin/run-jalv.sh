@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The LV2 in a real LV2 host outside JUCE: jalv under JACK's dummy driver (no sound card needed) for
+# 12 s. A metronome (jack_metro) is the far end: it feeds the sidechain and, as its "echo", the
+# microphone input too. The plugin's output and the metronome are recorded (jack_rec); when python3 is
+# there, the echo reduction over the last 5 s is computed and must be at least 10 dB.
+# Usage: run-jalv.sh path/to/Quell.lv2 PLUGIN_URI
+# Exits 77 (ctest: skipped) when jackd or jalv is not installed.
+set -uo pipefail
+bundle=$1
+uri=$2
+for tool in jackd jalv jack_lsp jack_connect jack_metro lv2ls; do
+  command -v "$tool" >/dev/null || { echo "skipped: $tool not installed (apt-get install jackd2 jalv lilv-utils)"; exit 77; }
+done
+
+work=$(mktemp -d)
+server="quell-test-$$"
+export JACK_DEFAULT_SERVER=$server
+export JACK_NO_AUDIO_RESERVATION=1
+export LV2_PATH=$(cd "$(dirname "$bundle")" && pwd)
+pids=()
+cleanup() {
+  for ((i=${#pids[@]}-1; i>=0; i--)); do kill "${pids[i]}" 2>/dev/null; done
+  sleep 0.5
+  for ((i=${#pids[@]}-1; i>=0; i--)); do kill -9 "${pids[i]}" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; echo "--- jackd ---"; cat "$work/jackd.log"; echo "--- jalv ---"; cat "$work/jalv.log"; exit 1; }
+
+lv2ls | grep -qx "$uri" || fail "lv2ls does not list $uri under LV2_PATH=$LV2_PATH"
+
+jackd --no-realtime -n "$server" -d dummy -r 48000 -p 256 >"$work/jackd.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.2; done
+jack_lsp >/dev/null 2>&1 || fail "jackd (dummy driver) did not start"
+
+# jalv reads commands from stdin: keep it open (and idle) with a sleeping writer.
+sleep 30 | jalv -p -x -n quell "$uri" >"$work/jalv.log" 2>&1 &
+pids+=($!)
+jalvPid=$!
+jack_metro -n farend -b 240 -f 660 >"$work/metro.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^quell:' && jack_lsp 2>/dev/null | grep -q '^farend:' && break; sleep 0.2; done
+jack_lsp | grep -q '^quell:' || fail "jalv did not register its JACK ports"
+
+echo "JACK ports of the plugin:"
+jack_lsp -t | grep -A1 '^quell:' | sed 's/^/  /'
+mapfile -t inputs < <(jack_lsp -p | grep -A1 '^quell:' | paste - - | grep 'input' | grep -v 'midi\|control\|events' | cut -f1)
+mapfile -t outputs < <(jack_lsp -p | grep -A1 '^quell:' | paste - - | grep 'output' | cut -f1)
+[ ${#inputs[@]} -ge 2 ] || fail "expected a microphone and a sidechain input, got: ${inputs[*]}"
+# JUCE names the LV2 ports by bus: the last audio input is the sidechain.
+mic=${inputs[0]}
+side=${inputs[${#inputs[@]}-1]}
+metro=$(jack_lsp | grep '^farend:' | head -1)
+jack_connect "$metro" "$mic" || fail "connect microphone"
+jack_connect "$metro" "$side" || fail "connect sidechain"
+for o in "${outputs[@]}"; do
+  case "$o" in *midi*|*event*|*atom*) ;; *) jack_connect "$o" system:playback_1 || true ;; esac
+done
+echo "connections:"
+jack_lsp -c | sed 's/^/  /'
+jack_lsp -c "$side" | grep -q farend || fail "sidechain not connected"
+
+outPort=$(printf '%s\n' "${outputs[@]}" | grep -v 'midi\|event\|atom' | head -1)
+jack_rec -f "$work/rec.wav" -d 12 -b 16 "$metro" "$outPort" >"$work/rec.log" 2>&1 &
+recPid=$!
+pids+=($recPid)
+sleep 12.5
+kill -0 "$jalvPid" 2>/dev/null || fail "jalv exited during the run"
+kill -0 "${pids[0]}" 2>/dev/null || fail "jackd exited during the run"
+if grep -qi "error\|xrun" "$work/jalv.log"; then
+  echo "note: jalv printed:"; grep -i "error\|xrun" "$work/jalv.log" | head
+fi
+echo "--- jalv output ---"; head -40 "$work/jalv.log"
+wait "$recPid" 2>/dev/null
+if command -v python3 >/dev/null && [ -s "$work/rec.wav" ]; then
+  python3 - "$work/rec.wav" <<'PY' || fail "echo not reduced by 10 dB in jalv"
+import sys, wave, array, math
+w = wave.open(sys.argv[1])
+rate, ch, n = w.getframerate(), w.getnchannels(), w.getnframes()
+x = array.array('h', w.readframes(n))
+far, out = x[0::ch], x[1::ch]
+tail = slice(max(0, len(far) - 5 * rate), len(far))
+ef = sum(v * v for v in far[tail]) + 1e-9
+eo = sum(v * v for v in out[tail]) + 1e-9
+erle = 10 * math.log10(ef / eo)
+print(f"jalv run: {len(far) / rate:.1f} s recorded; echo reduction over the last 5 s: {erle:.1f} dB "
+      f"(metronome {10 * math.log10(ef / max(1, len(far[tail])) / 32768**2):.1f} dBFS)")
+sys.exit(0 if erle >= 10.0 else 1)
+PY
+else
+  echo "note: python3 or the recording missing: echo reduction not measured"
+fi
+echo "PASSED: jalv ran $uri for 12 s under JACK's dummy driver with the sidechain connected"
+exit 0
