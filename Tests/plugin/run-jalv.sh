@@ -19,6 +19,7 @@ export JACK_NO_AUDIO_RESERVATION=1
 export LV2_PATH=$(cd "$(dirname "$bundle")" && pwd)
 pids=()
 cleanup() {
+  exec 3>&-
   for ((i=${#pids[@]}-1; i>=0; i--)); do kill "${pids[i]}" 2>/dev/null; done
   sleep 0.5
   for ((i=${#pids[@]}-1; i>=0; i--)); do kill -9 "${pids[i]}" 2>/dev/null; done
@@ -34,10 +35,12 @@ pids+=($!)
 for _ in $(seq 50); do jack_lsp >/dev/null 2>&1 && break; sleep 0.2; done
 jack_lsp >/dev/null 2>&1 || fail "jackd (dummy driver) did not start"
 
-# jalv reads commands from stdin: keep it open (and idle) with a sleeping writer.
-sleep 30 | jalv -p -x -n quell "$uri" >"$work/jalv.log" 2>&1 &
-pids+=($!)
+# jalv reads commands from stdin: give it a FIFO this script holds open (and never writes to).
+mkfifo "$work/stdin"
+jalv -p -x -n quell "$uri" <"$work/stdin" >"$work/jalv.log" 2>&1 &
 jalvPid=$!
+pids+=($jalvPid)
+exec 3>"$work/stdin"
 jack_metro -n farend -b 240 -f 660 >"$work/metro.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^quell:' && jack_lsp 2>/dev/null | grep -q '^farend:' && break; sleep 0.2; done
