@@ -31,6 +31,12 @@ public:
         const auto w = nlms_.weights();
         return {w.begin(), w.end()};
     }
+    void copyWeights(std::span<float> out) const override
+    {
+        const auto w = nlms_.weights();
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = i < w.size() ? w[i] : 0.0f;
+    }
     dsp::RlsHealth health() const override { return {}; }
     std::string description() const override { return "CPU float32 NLMS, " + std::to_string(taps_) + " taps"; }
     bool onGpu() const override { return false; }

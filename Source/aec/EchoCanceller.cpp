@@ -59,6 +59,12 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     }
     delayWrite_ = 0;
     appliedDelay_ = 0;
+    if (settings.twoPath) {
+        ForegroundSettings fg;
+        fg.taps = static_cast<int>(filter_->weights().size());
+        fg.segmentSamples = std::max(1, settings.sampleRate / 100);
+        foreground_.prepare(fg);
+    }
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
     refScratch_.assign(maxBlock, 0.0f);
@@ -76,6 +82,8 @@ void EchoCanceller::reset()
     }
     delayWrite_ = 0;
     appliedDelay_ = 0;
+    if (settings_.twoPath)
+        foreground_.reset();
 }
 
 void EchoCanceller::alignReference(std::span<const float> mic, std::span<float> ref)
@@ -110,7 +118,10 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
         refHighPass_.process(ref.subspan(pos, n), r);
         if (!refDelayLine_.empty())
             alignReference(m, r);
-        filter_->process(m, r, out.subspan(pos, n));
+        const std::span<float> o = out.subspan(pos, n);
+        filter_->process(m, r, o);
+        if (settings_.twoPath)
+            foreground_.process(m, r, o, o, *filter_);
     }
 }
 

@@ -2,7 +2,8 @@
 // The echo canceller at its own sample rate: a DC/rumble high-pass on both inputs, alignment of the far
 // end to its echo (FarEndDelayEstimator: the reference is delayed by the bulk delay of the echo path, so
 // the taps cover the room rather than the playback and capture delay), then the adaptive linear filter
-// (RLS on the GPU or the CPU). One channel: the microphone, with the far end as reference.
+// (RLS on the GPU or the CPU) as the background of a two-path scheme whose fixed foreground copy makes
+// the output (double-talk protection). One channel: the microphone, with the far end as reference.
 //
 // Threading: prepare() and reset() from a non-real-time thread; process() from one thread at a time.
 // process() does not allocate.
@@ -14,6 +15,7 @@
 
 #include "aec/Backend.h"
 #include "aec/FarEndDelayEstimator.h"
+#include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
 #include "dsp/BiquadCascade.h"
 
@@ -45,6 +47,9 @@ struct EchoCancellerSettings {
     // resolution and the strongest reflection may come after a weaker first one).
     double maxDelaySeconds = 1.0;
     double alignMarginSeconds = 0.004;
+    // Double-talk protection (ForegroundEchoFilter): the output comes from a fixed copy of the adaptive
+    // filter, refreshed whenever the adaptive one is clearly better. Off: the adaptive filter's output.
+    bool twoPath = true;
 };
 
 class BackendUnavailable : public std::runtime_error {
@@ -69,6 +74,8 @@ public:
     const EchoCancellerSettings& settings() const { return settings_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
     int alignedDelaySamples() const { return appliedDelay_; }
+    // Times the adaptive filter's weights were copied to the output filter (two-path mode).
+    long foregroundCopies() const { return foreground_.copies(); }
 
 private:
     // Feeds the delay estimator and replaces ref by the far end delayed by the applied delay.
@@ -79,6 +86,7 @@ private:
     dsp::BiquadCascade<float> micHighPass_, refHighPass_;
     std::vector<float> micScratch_, refScratch_;
     FarEndDelayEstimator delayEstimator_;
+    ForegroundEchoFilter foreground_;
     std::vector<float> refDelayLine_;   // ring of the high-passed far end, maxDelay + 1 samples
     std::size_t delayWrite_ = 0;
     int appliedDelay_ = 0;

@@ -17,6 +17,14 @@ public:
     virtual void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) = 0;
     virtual void reset() = 0;
     virtual std::vector<float> weights() const = 0;
+    // The weights into `out` (its length; missing taps are zero). The default goes through weights() and
+    // allocates; the CPU filters override it without allocating (it runs on the audio thread).
+    virtual void copyWeights(std::span<float> out) const
+    {
+        const std::vector<float> w = weights();
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = i < w.size() ? w[i] : 0.0f;
+    }
     virtual dsp::RlsHealth health() const = 0;
     virtual std::string description() const = 0;
     virtual bool onGpu() const = 0;

@@ -27,6 +27,7 @@ public:
 struct QuellOptions {
     int taps = 1024;
     double lambda = 0.9999;
+    bool twoPath = true;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
 };
 

@@ -63,6 +63,7 @@ private:
         s.lambda = options_.lambda;
         s.backend = aec::Backend::Cpu;
         s.cpuThreads = options_.threads;
+        s.twoPath = options_.twoPath;
         return s;
     }
     QuellOptions options_;

@@ -1,0 +1,62 @@
+#include "aec/ForegroundEchoFilter.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace quell::aec {
+
+void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
+{
+    if (s.taps <= 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0 || !(s.copyWhenBelow > 0.0))
+        throw std::invalid_argument("ForegroundEchoFilter: bad settings");
+    settings_ = s;
+    w_.assign(static_cast<std::size_t>(s.taps), 0.0f);
+    line_.assign(2 * static_cast<std::size_t>(s.taps), 0.0f);
+    reset();
+}
+
+void ForegroundEchoFilter::reset()
+{
+    std::fill(w_.begin(), w_.end(), 0.0f);
+    std::fill(line_.begin(), line_.end(), 0.0f);
+    pos_ = 0;
+    segFg_ = segBg_ = 0.0;
+    inSegment_ = better_ = 0;
+    copies_ = 0;
+}
+
+void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const float> ref,
+                                   std::span<const float> background, std::span<float> out,
+                                   const LinearEchoFilter& source)
+{
+    if (ref.size() != mic.size() || background.size() != mic.size() || out.size() < mic.size())
+        throw std::invalid_argument("ForegroundEchoFilter::process: lengths differ");
+    const std::size_t taps = w_.size();
+    for (std::size_t n = 0; n < mic.size(); ++n) {
+        // line_[pos_ + k] = x(n - k): newest first, as the RLS regressor u(n).
+        pos_ = pos_ == 0 ? taps - 1 : pos_ - 1;
+        line_[pos_] = ref[n];
+        line_[pos_ + taps] = ref[n];
+        const float* u = &line_[pos_];
+        float y = 0.0f;
+        for (std::size_t k = 0; k < taps; ++k)
+            y += w_[k] * u[k];
+        const float d = mic[n], eb = background[n];
+        const float ef = d - y;
+        segFg_ += double(ef) * ef;
+        segBg_ += double(eb) * eb;
+        out[n] = ef;
+        if (++inSegment_ == settings_.segmentSamples) {
+            better_ = segBg_ < settings_.copyWhenBelow * segFg_ ? better_ + 1 : 0;
+            if (better_ >= settings_.copyAfterSegments) {
+                source.copyWeights(w_);
+                ++copies_;
+                better_ = 0;
+            }
+            segFg_ = segBg_ = 0.0;
+            inSegment_ = 0;
+        }
+    }
+}
+
+} // namespace quell::aec

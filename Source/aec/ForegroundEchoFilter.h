@@ -1,0 +1,55 @@
+#pragma once
+// Double-talk protection by two echo paths (the foreground/background scheme): the adaptive filter
+// (background, RLS) adapts all the time, and this fixed foreground FIR filter produces the output. Every
+// segment (10 ms) the two errors are compared; when the background's error has been clearly smaller for
+// `copyAfterSegments` segments in a row, its weights are copied into the foreground.
+//
+// Why this and not a double-talk detector that freezes adaptation: when the near end talks, the RLS
+// weights are pulled towards the near-end speech and its error grows relative to the foreground's,
+// so nothing is copied and the output keeps the weights from before the double talk; after an echo-path
+// change the background re-converges and its error falls below the stale foreground's, so the copy
+// happens within tens of milliseconds, with no detector threshold that a path change could fool into a
+// freeze. The background recovers by itself after double talk (RLS memory 0.6 s) while the foreground
+// keeps cancelling.
+//
+// Threading: prepare() from a non-real-time thread; process() from one thread, no allocation (when the
+// background filter's copyWeights does not allocate: the CPU filters).
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "aec/LinearEchoFilter.h"
+
+namespace quell::aec {
+
+struct ForegroundSettings {
+    int taps = 1024;
+    int segmentSamples = 160;        // 10 ms at 16 kHz
+    double copyWhenBelow = 0.8;      // background error energy below this fraction of the foreground's
+    int copyAfterSegments = 2;
+};
+
+class ForegroundEchoFilter {
+public:
+    void prepare(const ForegroundSettings& settings);
+    void reset();
+    // mic = d and ref = the aligned far end as the background saw them; background = its a-priori error
+    // for the same samples; out = the foreground's error (may alias background or mic). `source` is the
+    // background filter, read when a copy is due.
+    void process(std::span<const float> mic, std::span<const float> ref, std::span<const float> background,
+                 std::span<float> out, const LinearEchoFilter& source);
+
+    std::span<const float> weights() const { return {w_.data(), w_.size()}; }
+    long copies() const { return copies_; }
+
+private:
+    ForegroundSettings settings_{};
+    std::vector<float> w_;
+    std::vector<float> line_;   // far end, twice the taps (newest window contiguous)
+    std::size_t pos_ = 0;
+    double segFg_ = 0.0, segBg_ = 0.0;
+    int inSegment_ = 0, better_ = 0;
+    long copies_ = 0;
+};
+
+} // namespace quell::aec

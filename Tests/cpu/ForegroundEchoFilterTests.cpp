@@ -1,0 +1,95 @@
+// ForegroundEchoFilter (two-path double-talk protection): copies the background's weights only when the
+// background is clearly better, and then cancels exactly with them.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "aec/ForegroundEchoFilter.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+// A stand-in background filter with given weights (the foreground only reads them).
+class FixedWeights final : public aec::LinearEchoFilter {
+public:
+    explicit FixedWeights(std::vector<float> w) : w_(std::move(w)) {}
+    void process(std::span<const float>, std::span<const float>, std::span<float>) override {}
+    void reset() override {}
+    std::vector<float> weights() const override { return w_; }
+    dsp::RlsHealth health() const override { return {}; }
+    std::string description() const override { return "fixed"; }
+    bool onGpu() const override { return false; }
+
+private:
+    std::vector<float> w_;
+};
+
+} // namespace
+
+TEST_CASE("ForegroundEchoFilter copies a better background and then cancels with its weights", "[aec][twopath]")
+{
+    const int taps = 37, n = 1000;   // awkward sizes: 6.25 segments of 160
+    const auto hd = test::randomSystem(taps, 5, 0.9);
+    const auto xd = test::whiteNoise(n, 6, 0.1);
+    const auto yd = test::convolve(std::span<const double>(xd), std::span<const double>(hd));
+    std::vector<float> x(xd.begin(), xd.end()), mic(n), bg(n, 0.0f), out(n, NAN);
+    for (int i = 0; i < n; ++i)
+        mic[i] = static_cast<float>(yd[i]);
+    FixedWeights source(std::vector<float>(hd.begin(), hd.end()));
+    aec::ForegroundEchoFilter fg;
+    aec::ForegroundSettings s;
+    s.taps = taps;
+    fg.prepare(s);
+    // The background's error is zero (perfect): after two 160-sample segments the weights are copied.
+    fg.process(mic, x, bg, out, source);
+    CHECK(fg.copies() >= 1);
+    for (int k = 0; k < taps; ++k)
+        CHECK(fg.weights()[k] == static_cast<float>(hd[k]));
+    // Before the copy the output is the microphone (zero weights); after it, the echo is gone.
+    for (int i = 0; i < 320; ++i)
+        CHECK(out[i] == mic[i]);
+    double pm = 0.0, po = 0.0;
+    for (int i = 320 + taps; i < n; ++i) {
+        pm += double(mic[i]) * mic[i];
+        po += double(out[i]) * out[i];
+    }
+    CHECK(10.0 * std::log10(pm / po) > 100.0);   // float32 rounding only
+}
+
+TEST_CASE("ForegroundEchoFilter keeps its weights while the background is worse (double talk)", "[aec][twopath]")
+{
+    const int taps = 50, n = 3 * 160 + 77;
+    const auto hd = test::randomSystem(taps, 8, 0.9);
+    const auto xd = test::whiteNoise(n, 9, 0.1);
+    const auto yd = test::convolve(std::span<const double>(xd), std::span<const double>(hd));
+    const auto near = test::whiteNoise(n, 10, 0.1);
+    std::vector<float> x(xd.begin(), xd.end()), mic(n), bg(n), out(n, NAN);
+    for (int i = 0; i < n; ++i)
+        mic[i] = static_cast<float>(yd[i]);
+    aec::ForegroundEchoFilter fg;
+    aec::ForegroundSettings s;
+    s.taps = taps;
+    fg.prepare(s);
+    FixedWeights good(std::vector<float>(hd.begin(), hd.end()));
+    fg.process(mic, x, std::vector<float>(n, 0.0f), out, good);
+    const long copies = fg.copies();
+    REQUIRE(copies >= 1);
+    // Now a near-end talker, and a background that has wandered off (its error exceeds the foreground's).
+    for (int i = 0; i < n; ++i) {
+        mic[i] = static_cast<float>(yd[i] + near[i]);
+        bg[i] = static_cast<float>(near[i] * 1.5);
+    }
+    FixedWeights bad(std::vector<float>(taps, 0.25f));
+    fg.process(mic, x, bg, out, bad);
+    CHECK(fg.copies() == copies);
+    CHECK(fg.weights()[0] == static_cast<float>(hd[0]));
+    // The output is the near end (to float32 rounding), not the damaged background's.
+    double pn = 0.0, pe = 0.0;
+    for (int i = taps; i < n; ++i) {
+        pn += near[i] * near[i];
+        pe += (out[i] - near[i]) * (out[i] - near[i]);
+    }
+    CHECK(10.0 * std::log10(pn / pe) > 100.0);
+}
