@@ -13,7 +13,8 @@
 //
 // ERLE, latency and bypass runs use the host's offline mode (setNonRealtime(true)): the plugin then runs
 // its engine without deadlines, so results do not depend on how busy the CI machine is. The allocation
-// run uses real-time mode (the engine's worker thread), paced at real time.
+// run uses real-time mode (the engine's worker thread), paced at real time, and changes the filter
+// length a quarter of the way in (the canceller is rebuilt off the audio thread and swapped in).
 //
 // Signals: far end = white noise low-passed at 6 kHz (below the canceller's 8 kHz band; the plugin
 // cancels at 16 kHz and passes the resampled band), microphone = the far end through a random echo path
@@ -111,11 +112,16 @@ std::vector<float> run(juce::AudioPluginInstance& plugin, const std::vector<floa
         const int len = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nextBlock()), mic.size() - pos));
         buffer.setSize(std::max(totalIn, plugin.getTotalNumOutputChannels()), len, false, false, true);
         buffer.clear();
-        // Channel 0: microphone (main bus); channel 1: far end (sidechain bus); both mono.
-        buffer.copyFrom(0, 0, mic.data() + pos, len);
-        if (totalIn > 1)
-            buffer.copyFrom(1, 0, farEnd.data() + pos, len);
+        // Main bus: the microphone (on every channel); sidechain bus: the far end (on every channel).
+        const int mainIn = plugin.getMainBusNumInputChannels();
+        for (int c = 0; c < totalIn; ++c)
+            buffer.copyFrom(c, 0, (c < mainIn ? mic.data() : farEnd.data()) + pos, len);
         plugin.processBlock(buffer, midi);
+        // A stereo microphone with the same signal on both channels must come out the same on both.
+        for (int c = 1; c < plugin.getMainBusNumOutputChannels(); ++c)
+            for (int i = 0; i < len; ++i)
+                if (buffer.getSample(c, i) != buffer.getSample(0, i) && finite)
+                    *finite = false;
         const float* o = buffer.getReadPointer(0);
         for (int i = 0; i < len; ++i) {
             if (finite && !std::isfinite(o[i]))
@@ -222,7 +228,7 @@ void testConfiguration(juce::AudioPluginInstance& plugin, double rate, int maxBl
         std::vector<float> zeros(static_cast<std::size_t>(maxBlock), 0.0f);
         run(plugin, zeros, zeros, [&] { return maxBlock; }, buffer);
     }
-    check(finite, tag + ": no NaN or Inf in the output");
+    check(finite, tag + ": no NaN or Inf in the output (and equal channels for equal inputs)");
     check(noDenormals, tag + ": no denormals in the output");
 }
 
@@ -241,6 +247,30 @@ void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const j
             testConfiguration(plugin, rate, block, std::to_string(block), [block] { return block; });
         std::uniform_int_distribution<int> sizes(1, 1024);
         testConfiguration(plugin, rate, 1024, "varying 1..1024", [&] { return sizes(rng); });
+    }
+
+    // Stereo microphone and stereo far end (VST3: an LV2's ports are fixed by its manifest).
+    if (loaded.format == "VST3") {
+        plugin.releaseResources();
+        juce::AudioProcessor::BusesLayout stereo;
+        stereo.inputBuses = {juce::AudioChannelSet::stereo(), juce::AudioChannelSet::stereo()};
+        stereo.outputBuses = {juce::AudioChannelSet::stereo()};
+        const bool accepted = plugin.setBusesLayout(stereo);
+        check(accepted, "VST3: accepts a stereo microphone with a stereo sidechain");
+        if (accepted)
+            testConfiguration(plugin, 48000.0, 512, "512, stereo mic + stereo far end", [] { return 512; });
+        juce::AudioProcessor::BusesLayout surround = stereo;
+        surround.inputBuses[1] = juce::AudioChannelSet::create5point1();
+        // JUCE's VST3 host may report success for a layout the plugin refused; what counts is the
+        // layout in effect afterwards.
+        const bool tookSurround = plugin.setBusesLayout(surround) && plugin.getChannelCountOfBus(true, 1) == 6;
+        check(!tookSurround, "VST3: does not take a 5.1 sidechain (sidechain now has "
+                                 + std::to_string(plugin.getChannelCountOfBus(true, 1)) + " channels)");
+        plugin.releaseResources();
+        juce::AudioProcessor::BusesLayout mono;
+        mono.inputBuses = {juce::AudioChannelSet::mono(), juce::AudioChannelSet::mono()};
+        mono.outputBuses = {juce::AudioChannelSet::mono()};
+        check(plugin.setBusesLayout(mono), "VST3: back to mono");
     }
 
     // Allocation count in real-time mode: prepare, then every processBlock with the probe armed.
@@ -268,6 +298,8 @@ void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const j
         for (std::size_t pos = 0; pos + static_cast<std::size_t>(block) <= scene.mic.size(); pos += static_cast<std::size_t>(block)) {
             buffer.copyFrom(0, 0, scene.mic.data() + pos, block);
             buffer.copyFrom(1, 0, scene.farEnd.data() + pos, block);
+            if (pos == scene.mic.size() / 4 / static_cast<std::size_t>(block) * static_cast<std::size_t>(block))
+                setParameter(plugin, "Filter length", 0.2f);   // 256 taps: rebuilt off the audio thread, swapped in
             {
                 quell::test::RealtimeProbe probe;
                 plugin.processBlock(buffer, midi);
