@@ -152,6 +152,29 @@ struct SampleDecision {
     float r;      // 1 / alpha
 };
 
+// Thread-block clusters exist from sm_90 on. The kernel is also compiled for older targets (the default
+// architecture list holds 80), where the cluster variant is never launched: prepare() chooses it only on
+// devices that report cluster launch support. These wrappers keep that instantiation compilable.
+__device__ __forceinline__ void clusterSync()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cooperative_groups::this_cluster().sync();
+#else
+    __trap();
+#endif
+}
+
+__device__ __forceinline__ const float* clusterSharedOf(const float* local, unsigned int rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().map_shared_rank(local, rank);
+#else
+    (void)rank;
+    __trap();
+    return local;
+#endif
+}
+
 template <int C4, int RG, bool kCluster>
 __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const KernelParams p)
 {
@@ -332,12 +355,12 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
         if constexpr (kCluster) {
             // Every block's v(n) for this thread's columns, from the owner's shared memory: 4 columns of
             // a float4 belong to one block (R is a multiple of 4), so one 16-byte DSMEM load each.
-            cooperative_groups::this_cluster().sync();
+            clusterSync();
 #pragma unroll
             for (int c = 0; c < C4; ++c) {
                 const int j = 4 * (tid + c * T);
                 if (j < K * R) {
-                    const float* owner = cooperative_groups::this_cluster().map_shared_rank(
+                    const float* owner = clusterSharedOf(
                         vPub + parity * R, static_cast<unsigned int>(j / R));
                     v[c] = *reinterpret_cast<const float4*>(owner + j % R);
                 } else {
@@ -375,7 +398,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
 #pragma unroll
                 for (int i = 0; i < M; ++i) {
                     const int b = lane + 32 * (i / 2);
-                    values[i] = b < K ? cooperative_groups::this_cluster().map_shared_rank(
+                    values[i] = b < K ? clusterSharedOf(
                                             partPub + 2 * parity, static_cast<unsigned int>(b))[i % 2]
                                       : 0.0f;
                 }
@@ -481,7 +504,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
         unsigned long long* vLastOut = vBase + ((done + 1) & 1) * p.vLength;
         for (int i = tid; i < R; i += T)
             publish(vLastOut + row0 + i, vRows[i], static_cast<unsigned int>(done));
-        cooperative_groups::this_cluster().sync(); // no block leaves while others may read its shared memory
+        clusterSync(); // no block leaves while others may read its shared memory
     }
 
     // ---- state out ----
