@@ -119,9 +119,16 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
         if (!refDelayLine_.empty())
             alignReference(m, r);
         const std::span<float> o = out.subspan(pos, n);
-        filter_->process(m, r, o);
-        if (settings_.twoPath)
-            foreground_.process(m, r, o, o, *filter_);
+        if (!settings_.twoPath) {
+            filter_->process(m, r, o);
+            continue;
+        }
+        for (std::size_t at = 0; at < n;) {
+            const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
+            filter_->process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k));
+            foreground_.process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k), o.subspan(at, k), *filter_);
+            at += k;
+        }
     }
 }
 

@@ -39,6 +39,11 @@ public:
     void process(std::span<const float> mic, std::span<const float> ref, std::span<const float> background,
                  std::span<float> out, const LinearEchoFilter& source);
 
+    // Samples left in the current segment. The caller runs the background no further than this before
+    // calling process(), so that a copy takes the background's weights as they are at the segment's
+    // end, whatever the block size (the output does not depend on how the host splits the signal).
+    int samplesToSegmentEnd() const { return settings_.segmentSamples - inSegment_; }
+
     std::span<const float> weights() const { return {w_.data(), w_.size()}; }
     long copies() const { return copies_; }
 
