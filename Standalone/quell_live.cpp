@@ -220,9 +220,12 @@ int audioCallback(const void* input, void* output, unsigned long frameCount, con
     const float* micPtr[1] = {s.mic.data()};
     float* outPtr[1] = {s.out.data()};
     s.engine->process(micPtr, s.ref.data(), outPtr, static_cast<int>(n));
+    // With a set duration the last block is cut so the recording is exactly that long.
+    const std::uint64_t before = s.frames.load(std::memory_order_relaxed);
+    const std::size_t keep = s.totalFrames != 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(n, s.totalFrames - std::min<std::uint64_t>(before, s.totalFrames))) : n;
     if (s.recorder != nullptr)
-        s.recorder->push(s.out.data(), n);
-    const std::uint64_t total = s.frames.fetch_add(n, std::memory_order_relaxed) + n;
+        s.recorder->push(s.out.data(), keep);
+    const std::uint64_t total = s.frames.fetch_add(keep, std::memory_order_relaxed) + keep;
     if (s.totalFrames != 0 && total >= s.totalFrames) {
         s.finished.store(true);
         return paComplete;
