@@ -327,6 +327,15 @@ std::vector<float> GpuRls::weights(int channel) const
     return w;
 }
 
+void GpuRls::copyWeights(int channel, float* out, std::size_t count) const
+{
+    const Impl& m = *impl_;
+    if (channel < 0 || channel >= m.channels || count > static_cast<std::size_t>(m.taps))
+        throw std::out_of_range("GpuRls::copyWeights: no channel " + std::to_string(channel) + " or too many taps");
+    QUELL_CUDA_CHECK(cudaMemcpy(out, m.w.get() + static_cast<std::size_t>(channel) * m.rowsTotal,
+                                count * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
 dsp::RlsHealth GpuRls::health(int channel) const
 {
     const Impl& m = *impl_;

@@ -49,6 +49,9 @@ public:
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);
 
     std::vector<float> weights(int channel = 0) const;
+    // The first `count` weights of a channel into `out` (count <= taps), without allocating: the echo
+    // canceller's foreground copy runs on the real-time thread.
+    void copyWeights(int channel, float* out, std::size_t count) const;
     dsp::RlsHealth health(int channel = 0) const;
     int channels() const;
     int taps() const;

@@ -59,12 +59,15 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     }
     delayWrite_ = 0;
     appliedDelay_ = 0;
-    if (settings.twoPath) {
-        ForegroundSettings fg;
-        fg.taps = static_cast<int>(filter_->weights().size());
-        fg.segmentSamples = std::max(1, settings.sampleRate / 100);
-        foreground_.prepare(fg);
-    }
+    ForegroundSettings fg;
+    fg.taps = static_cast<int>(filter_->weights().size());
+    fg.segmentSamples = std::max(1, settings.sampleRate / 100);
+    foreground_.prepare(fg);
+    if (settings.suppressor.enabled)
+        suppressor_.prepare(settings.suppressor, settings.sampleRate);
+    controls_ = CancellerControls{};
+    controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
+    controls_.comfortNoise = settings.suppressor.comfortNoise;
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
     refScratch_.assign(maxBlock, 0.0f);
@@ -82,8 +85,9 @@ void EchoCanceller::reset()
     }
     delayWrite_ = 0;
     appliedDelay_ = 0;
-    if (settings_.twoPath)
-        foreground_.reset();
+    foreground_.reset();
+    if (settings_.suppressor.enabled)
+        suppressor_.reset();
 }
 
 void EchoCanceller::alignReference(std::span<const float> mic, std::span<float> ref)
@@ -119,17 +123,44 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
         if (!refDelayLine_.empty())
             alignReference(m, r);
         const std::span<float> o = out.subspan(pos, n);
-        if (!settings_.twoPath) {
+        if (!settings_.twoPath && controls_.adapt) {
             filter_->process(m, r, o);
-            continue;
+        } else {
+            for (std::size_t at = 0; at < n;) {
+                const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
+                filter_->process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k));
+                foreground_.process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k), o.subspan(at, k), *filter_);
+                at += k;
+            }
         }
-        for (std::size_t at = 0; at < n;) {
-            const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
-            filter_->process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k));
-            foreground_.process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k), o.subspan(at, k), *filter_);
-            at += k;
-        }
+        if (settings_.suppressor.enabled)
+            suppressor_.process(m, o, o);
     }
+}
+
+void EchoCanceller::setControls(const CancellerControls& c)
+{
+    if (!filter_)
+        return;
+    // Without the two-path scheme the foreground is idle until a freeze: it starts from the adaptive
+    // filter's weights of that moment.
+    if (controls_.adapt && !c.adapt && !settings_.twoPath)
+        foreground_.copyFrom(*filter_);
+    foreground_.setCopying(c.adapt);
+    if (settings_.suppressor.enabled) {
+        suppressor_.setMaxAttenuationDb(c.suppressionDb);
+        suppressor_.setComfortNoise(c.comfortNoise);
+    }
+    controls_ = c;
+}
+
+std::vector<float> EchoCanceller::weights() const
+{
+    if (!filter_)
+        return {};
+    if (!controls_.adapt)
+        return {foreground_.weights().begin(), foreground_.weights().end()};
+    return filter_->weights();
 }
 
 } // namespace quell::aec

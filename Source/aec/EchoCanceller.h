@@ -3,10 +3,12 @@
 // end to its echo (FarEndDelayEstimator: the reference is delayed by the bulk delay of the echo path, so
 // the taps cover the room rather than the playback and capture delay), then the adaptive linear filter
 // (RLS on the GPU or the CPU) as the background of a two-path scheme whose fixed foreground copy makes
-// the output (double-talk protection). One channel: the microphone, with the far end as reference.
+// the output (double-talk protection), then residual echo suppression with comfort noise
+// (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One channel: the
+// microphone, with the far end as reference.
 //
-// Threading: prepare() and reset() from a non-real-time thread; process() from one thread at a time.
-// process() does not allocate.
+// Threading: prepare() and reset() from a non-real-time thread; process() and setControls() from one
+// thread at a time. Neither allocates.
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "aec/FarEndDelayEstimator.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
+#include "aec/ResidualEchoSuppressor.h"
 #include "dsp/BiquadCascade.h"
 
 namespace quell::aec {
@@ -50,6 +53,19 @@ struct EchoCancellerSettings {
     // Double-talk protection (ForegroundEchoFilter): the output comes from a fixed copy of the adaptive
     // filter, refreshed whenever the adaptive one is clearly better. Off: the adaptive filter's output.
     bool twoPath = true;
+    // Residual echo suppression and comfort noise after the linear filter (enabled: N - 1 samples of
+    // latency, 127 at 16 kHz; the amount and the comfort noise can change at run time).
+    SuppressorSettings suppressor{};
+};
+
+// What a user may change while audio runs, without a rebuild.
+struct CancellerControls {
+    // false: the output filter is frozen (the echo path the output is cancelled with stops changing; the
+    // adaptive filter behind it keeps learning, so unfreezing resumes at once).
+    bool adapt = true;
+    double suppressionDb = 12.0;   // the suppressor's maximum attenuation; 0 = no suppression
+    bool comfortNoise = true;
+    bool operator==(const CancellerControls&) const = default;
 };
 
 class BackendUnavailable : public std::runtime_error {
@@ -63,13 +79,19 @@ public:
     // (Backend::Gpu) but not usable.
     void prepare(const EchoCancellerSettings& settings, std::size_t maxBlock);
     void reset();
+    // out is the echo-cancelled microphone delayed by latencySamples().
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
+    void setControls(const CancellerControls& controls);
+    const CancellerControls& controls() const { return controls_; }
+    int latencySamples() const { return settings_.suppressor.enabled ? suppressor_.latencySamples() : 0; }
+    const ResidualEchoSuppressor& suppressor() const { return suppressor_; }
 
     const std::string& backendDescription() const { return description_; }
     // Non-empty when Backend::Auto fell back to the CPU: why.
     const std::string& fallbackReason() const { return fallbackReason_; }
     bool onGpu() const { return filter_ && filter_->onGpu(); }
-    std::vector<float> weights() const { return filter_ ? filter_->weights() : std::vector<float>{}; }
+    // The echo path the output is cancelled with (the adaptive filter's, or the frozen copy's).
+    std::vector<float> weights() const;
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
     const EchoCancellerSettings& settings() const { return settings_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
@@ -86,7 +108,9 @@ private:
     dsp::BiquadCascade<float> micHighPass_, refHighPass_;
     std::vector<float> micScratch_, refScratch_;
     FarEndDelayEstimator delayEstimator_;
-    ForegroundEchoFilter foreground_;
+    ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
+    ResidualEchoSuppressor suppressor_;
+    CancellerControls controls_{};
     std::vector<float> refDelayLine_;   // ring of the high-passed far end, maxDelay + 1 samples
     std::size_t delayWrite_ = 0;
     int appliedDelay_ = 0;

@@ -25,6 +25,12 @@ void ForegroundEchoFilter::reset()
     copies_ = 0;
 }
 
+void ForegroundEchoFilter::copyFrom(const LinearEchoFilter& source)
+{
+    source.copyWeights(w_);
+    ++copies_;
+}
+
 void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const float> ref,
                                    std::span<const float> background, std::span<float> out,
                                    const LinearEchoFilter& source)
@@ -48,9 +54,8 @@ void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const f
         out[n] = ef;
         if (++inSegment_ == settings_.segmentSamples) {
             better_ = segBg_ < settings_.copyWhenBelow * segFg_ ? better_ + 1 : 0;
-            if (better_ >= settings_.copyAfterSegments) {
-                source.copyWeights(w_);
-                ++copies_;
+            if (better_ >= settings_.copyAfterSegments && copying_) {
+                copyFrom(source);
                 better_ = 0;
             }
             segFg_ = segBg_ = 0.0;

@@ -12,8 +12,8 @@
 // freeze. The background recovers by itself after double talk (RLS memory 0.6 s) while the foreground
 // keeps cancelling.
 //
-// Threading: prepare() from a non-real-time thread; process() from one thread, no allocation (when the
-// background filter's copyWeights does not allocate: the CPU filters).
+// Threading: prepare() from a non-real-time thread; process() from one thread, no allocation (every
+// LinearEchoFilter's copyWeights copies into the given span).
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -44,6 +44,11 @@ public:
     // end, whatever the block size (the output does not depend on how the host splits the signal).
     int samplesToSegmentEnd() const { return settings_.segmentSamples - inSegment_; }
 
+    // Off: the foreground keeps its weights whatever the background does (a user's freeze).
+    void setCopying(bool on) { copying_ = on; }
+    // Takes the background's weights now (no allocation).
+    void copyFrom(const LinearEchoFilter& source);
+
     std::span<const float> weights() const { return {w_.data(), w_.size()}; }
     long copies() const { return copies_; }
 
@@ -55,6 +60,7 @@ private:
     double segFg_ = 0.0, segBg_ = 0.0;
     int inSegment_ = 0, better_ = 0;
     long copies_ = 0;
+    bool copying_ = true;
 };
 
 } // namespace quell::aec

@@ -1,5 +1,7 @@
 #include "aec/LinearEchoFilter.h"
 
+#include <algorithm>
+
 #if defined(QUELL_HAS_CUDA)
 #include "common/GpuDevice.h"
 #include "rls/GpuRls.h"
@@ -23,6 +25,12 @@ public:
     }
     void reset() override { rls_.reset(); }
     std::vector<float> weights() const override { return rls_.weights(0); }
+    void copyWeights(std::span<float> out) const override
+    {
+        const std::size_t n = std::min(out.size(), static_cast<std::size_t>(rls_.taps()));
+        rls_.copyWeights(0, out.data(), n);
+        std::fill(out.begin() + static_cast<std::ptrdiff_t>(n), out.end(), 0.0f);
+    }
     dsp::RlsHealth health() const override { return rls_.health(0); }
     std::string description() const override
     {

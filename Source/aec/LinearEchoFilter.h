@@ -18,7 +18,7 @@ public:
     virtual void reset() = 0;
     virtual std::vector<float> weights() const = 0;
     // The weights into `out` (its length; missing taps are zero). The default goes through weights() and
-    // allocates; the CPU filters override it without allocating (it runs on the audio thread).
+    // allocates; the CPU and GPU filters override it without allocating (it runs on the real-time thread).
     virtual void copyWeights(std::span<float> out) const
     {
         const std::vector<float> w = weights();

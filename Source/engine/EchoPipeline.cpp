@@ -49,15 +49,22 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
         refDown_.prepare(spec.hostRate, spec.aec.sampleRate);
         const dsp::PolyphaseResampler<float>& d = channels_[0].down;
         const dsp::PolyphaseResampler<float>& u = channels_[0].up;
-        latencyExact_ = d.delayInOutputSamples() * spec.hostRate / spec.aec.sampleRate + u.delayInOutputSamples();
+        latencyExact_ = (d.delayInOutputSamples() + channels_[0].aec->latencySamples()) * spec.hostRate / spec.aec.sampleRate
+                        + u.delayInOutputSamples();
     } else {
-        latencyExact_ = 0.0;
+        latencyExact_ = channels_[0].aec->latencySamples();
     }
     latency_ = static_cast<int>(std::lround(latencyExact_));
     refLow_.assign(refDown_.maxOutput(spec.maxBlock) + 1, 0.0f);
     micLow_.assign(refLow_.size(), 0.0f);
     outLow_.assign(refLow_.size(), 0.0f);
     upScratch_.assign(channels_[0].up.maxOutput(refLow_.size()) + 1, 0.0f);
+}
+
+void EchoPipeline::setControls(const aec::CancellerControls& controls)
+{
+    for (Channel& c : channels_)
+        c.aec->setControls(controls);
 }
 
 void EchoPipeline::reset()

@@ -1,7 +1,8 @@
 #pragma once
 // The signal path at the host rate: resample microphone and far end to the echo canceller's rate,
 // cancel, resample back. Every call takes n host samples and returns n, delayed by a constant latency
-// (the two resamplers' group delays), which latencySamples() reports exactly.
+// (the two resamplers' group delays and the residual echo suppressor's frame), which latencySamples()
+// reports exactly.
 //
 // Microphone channels (1 or 2) each get their own echo canceller; a stereo far end is mixed to mono.
 // Threading: prepare()/reset() off the audio thread; process() from one thread; no allocation in process().
@@ -26,6 +27,9 @@ class EchoPipeline {
 public:
     void prepare(const PipelineSpec& spec);
     void reset();
+    // Run-time controls of every channel's canceller (freeze, suppression, comfort noise); from the
+    // thread that calls process(), between calls. No allocation.
+    void setControls(const aec::CancellerControls& controls);
 
     // mic: micChannels planar spans of n samples; ref: n samples (mono); out: micChannels spans of n.
     void process(std::span<const std::span<const float>> mic, std::span<const float> ref,

@@ -36,6 +36,10 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     ps.aec = spec.aec;
     pipeline_ = std::make_unique<EchoPipeline>();
     pipeline_->prepare(ps);
+    appliedControls_ = controlsVersion_.load(std::memory_order_acquire);
+    if (appliedControls_ != 0) {
+        pipeline_->setControls(loadControls());
+    }
     mode_ = pipeline_->canceller().backendDescription();
     fallbackReason_ = pipeline_->canceller().fallbackReason();
     onGpu_.store(pipeline_->canceller().onGpu());
@@ -174,10 +178,35 @@ void RealtimeEngine::process(const float* const* mic, const float* ref, float* c
         lateBlocks_.fetch_add(1, std::memory_order_relaxed);
 }
 
+aec::CancellerControls RealtimeEngine::loadControls() const
+{
+    aec::CancellerControls c;
+    c.adapt = controlAdapt_.load(std::memory_order_relaxed);
+    c.comfortNoise = controlComfortNoise_.load(std::memory_order_relaxed);
+    c.suppressionDb = controlSuppressionDb_.load(std::memory_order_relaxed);
+    return c;
+}
+
+void RealtimeEngine::setControls(const aec::CancellerControls& c)
+{
+    controlAdapt_.store(c.adapt, std::memory_order_relaxed);
+    controlComfortNoise_.store(c.comfortNoise, std::memory_order_relaxed);
+    controlSuppressionDb_.store(static_cast<float>(c.suppressionDb), std::memory_order_relaxed);
+    controlsVersion_.fetch_add(1, std::memory_order_release);
+}
+
 bool RealtimeEngine::workerStep()
 {
+    bool swapped = false;
     if (EchoPipeline* next = pendingPipeline_.exchange(nullptr)) {
         pipeline_.reset(next);
+        swapped = true;
+    }
+    // A new pipeline starts from its settings' defaults: the user's controls go on it too.
+    const std::uint32_t version = controlsVersion_.load(std::memory_order_acquire);
+    if (version != appliedControls_ || (swapped && version != 0)) {
+        pipeline_->setControls(loadControls());
+        appliedControls_ = version;
     }
     const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
     const std::size_t frames = std::min<std::size_t>(input_.readAvailable() / stride_, static_cast<std::size_t>(spec_.maxHostBlock));

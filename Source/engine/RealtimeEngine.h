@@ -73,6 +73,9 @@ public:
     // blocks. The rates and channel count stay those of prepare().
     void applySettings(const aec::EchoCancellerSettings& settings);
     void requestReset() { resetRequested_.store(true, std::memory_order_release); }
+    // Freeze, suppression amount, comfort noise: any thread, lock-free (the audio thread may call it);
+    // the worker applies them before its next block.
+    void setControls(const aec::CancellerControls& controls);
 
     int latencySamples() const { return latency_; }
     EngineStats stats() const;
@@ -98,6 +101,7 @@ private:
     void workerLoop();
     bool workerStep();          // processes one chunk if input is waiting; returns whether it did
     void updateMeters(std::size_t frames);
+    aec::CancellerControls loadControls() const;
 
     EngineSpec spec_{};
     std::size_t stride_ = 2;    // floats per input frame: mic channels + far end
@@ -126,6 +130,10 @@ private:
     std::thread worker_;
     std::atomic<bool> running_{false};
     std::atomic<bool> resetRequested_{false};
+    std::atomic<bool> controlAdapt_{true}, controlComfortNoise_{true};
+    std::atomic<float> controlSuppressionDb_{12.0f};
+    std::atomic<std::uint32_t> controlsVersion_{0};
+    std::uint32_t appliedControls_ = 0;   // worker
     std::atomic<long long> testDelayUs_{0};
     TimingHistogram histogram_;
     double meterMic_ = 0.0, meterOut_ = 0.0, meterRef_ = 0.0, erleMic_ = 0.0, erleOut_ = 0.0;

@@ -1,5 +1,7 @@
 #include "corpus/FftConvolution.h"
 
+#include "dsp/Fft.h"
+
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -18,40 +20,7 @@ std::size_t nextPowerOfTwo(std::size_t n)
 
 void fft(std::vector<std::complex<double>>& a, bool inverse)
 {
-    const std::size_t n = a.size();
-    if (n == 0 || (n & (n - 1)) != 0)
-        throw std::invalid_argument("fft: size must be a power of two (got " + std::to_string(n) + ")");
-    // Bit-reversal permutation.
-    for (std::size_t i = 1, j = 0; i < n; ++i) {
-        std::size_t bit = n >> 1;
-        for (; j & bit; bit >>= 1)
-            j ^= bit;
-        j ^= bit;
-        if (i < j)
-            std::swap(a[i], a[j]);
-    }
-    const double sign = inverse ? 1.0 : -1.0;
-    std::vector<std::complex<double>> twiddle;
-    for (std::size_t len = 2; len <= n; len <<= 1) {
-        const std::size_t half = len / 2;
-        // Twiddles from std::polar per index rather than by repeated multiplication, so rounding does
-        // not accumulate along a stage (the corpus wants float64-clean convolutions).
-        twiddle.resize(half);
-        for (std::size_t k = 0; k < half; ++k)
-            twiddle[k] = std::polar(1.0, sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(len));
-        for (std::size_t start = 0; start < n; start += len)
-            for (std::size_t k = 0; k < half; ++k) {
-                const std::complex<double> u = a[start + k];
-                const std::complex<double> v = a[start + k + half] * twiddle[k];
-                a[start + k] = u + v;
-                a[start + k + half] = u - v;
-            }
-    }
-    if (inverse) {
-        const double scale = 1.0 / static_cast<double>(n);
-        for (auto& v : a)
-            v *= scale;
-    }
+    dsp::FftPlan<double>(a.size()).transform(a, inverse);
 }
 
 std::vector<double> convolveFull(std::span<const double> x, std::span<const double> h)

@@ -90,8 +90,10 @@ TEST_CASE("Engine latency equals the measured impulse delay at 44.1, 48 and 96 k
             CHECK(peak - 1000 == eng.latencySamples());
             CHECK(eng.stats().lateBlocks == 0);
             CHECK(eng.stats().latencyMs == Approx(1000.0 * eng.latencySamples() / rate));
-            // Added latency: one host block plus the resamplers' delay, nothing else.
-            CHECK(eng.latencySamples() - block <= 200);
+            // Added latency: one host block, the resamplers' delay and the residual echo suppressor's
+            // frame (127 samples at the canceller's 16 kHz), nothing else.
+            const int suppressorFrame = static_cast<int>(std::lround(127.0 * rate / 16000.0));
+            CHECK(eng.latencySamples() - block - suppressorFrame <= 200);
         }
     }
 }
@@ -148,6 +150,13 @@ TEST_CASE("The audio callback neither allocates nor locks", "[engine][realtime]"
         float* o[1] = {out.data()};
         {
             test::RealtimeProbe probe; // counts only inside the callback
+            if (calls % 97 == 0) { // a host automating the controls from the audio thread
+                aec::CancellerControls c;
+                c.adapt = calls % 2 == 0;
+                c.suppressionDb = static_cast<double>(calls % 30);
+                c.comfortNoise = calls % 3 != 0;
+                eng.setControls(c);
+            }
             eng.process(mic, s.ref.data() + pos, o, static_cast<int>(len));
         }
         ++calls;
@@ -167,6 +176,37 @@ TEST_CASE("The audio callback neither allocates nor locks", "[engine][realtime]"
         CHECK(p->size() == 10);
     }
     CHECK(test::realtimeViolations().allocations >= 1);
+}
+
+TEST_CASE("The worker's processing (offline mode runs it in the caller) neither allocates nor locks", "[engine][realtime]")
+{
+    engine::RealtimeEngine eng;
+    eng.prepare(smallSpec(48000, 512, true));
+    const Scene s = makeScene(48000 * 4, 6);
+    std::vector<float> out(512);
+    std::mt19937 rng(5);
+    test::resetRealtimeViolations();
+    std::size_t pos = 0;
+    int calls = 0;
+    while (pos + 512 <= s.mic.size()) {
+        const std::size_t len = std::uniform_int_distribution<std::size_t>(1, 512)(rng);
+        const float* mic[1] = {s.mic.data() + pos};
+        float* o[1] = {out.data()};
+        {
+            test::RealtimeProbe probe;
+            if (++calls % 50 == 0) {
+                aec::CancellerControls c;
+                c.adapt = calls % 100 != 0;
+                c.suppressionDb = calls % 150 == 0 ? 0.0 : 20.0;
+                eng.setControls(c);
+            }
+            eng.process(mic, s.ref.data() + pos, o, static_cast<int>(len));
+        }
+        pos += len;
+    }
+    CHECK(calls > 500);
+    CHECK(test::realtimeViolations().allocations == 0);
+    CHECK(test::realtimeViolations().locks == 0);
 }
 
 TEST_CASE("Deadline misses play the delayed dry microphone, are counted, and the stream stays aligned", "[engine][deadline]")

@@ -29,6 +29,7 @@ struct QuellOptions {
     double lambda = 0.9999;
     bool twoPath = true;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
+    double suppressionDb = 12.0;   // residual echo suppressor's maximum attenuation (0: suppressor off)
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);

@@ -32,14 +32,19 @@ public:
         aec.prepare(s, block);
         description_ = "Quell EchoCanceller: " + aec.backendDescription() + ", lambda "
                        + std::to_string(s.lambda).substr(0, 7);
-        const std::vector<float> x = downmix(ref);
-        std::vector<float> out(mic.size());
-        for (std::size_t pos = 0; pos < mic.size(); pos += block) {
-            const std::size_t n = std::min(block, mic.size() - pos);
-            aec.process(std::span(mic).subspan(pos, n), std::span(x).subspan(pos, n),
-                        std::span(out).subspan(pos, n));
+        // The suppressor delays the output by a fixed frame: run that many samples of silence on and
+        // return the output aligned with the microphone.
+        const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
+        std::vector<float> x = downmix(ref), d = mic;
+        x.resize(mic.size() + latency, 0.0f);
+        d.resize(mic.size() + latency, 0.0f);
+        std::vector<float> out(d.size());
+        for (std::size_t pos = 0; pos < d.size(); pos += block) {
+            const std::size_t n = std::min(block, d.size() - pos);
+            aec.process(std::span(d).subspan(pos, n), std::span(x).subspan(pos, n), std::span(out).subspan(pos, n));
         }
         lastDelayMs_ = 1000.0 * aec.alignedDelaySamples() / sampleRate;
+        out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(latency));
         return out;
     }
 
@@ -64,6 +69,8 @@ private:
         s.backend = aec::Backend::Cpu;
         s.cpuThreads = options_.threads;
         s.twoPath = options_.twoPath;
+        s.suppressor.enabled = options_.suppressionDb > 0.0;
+        s.suppressor.maxAttenuationDb = options_.suppressionDb;
         return s;
     }
     QuellOptions options_;

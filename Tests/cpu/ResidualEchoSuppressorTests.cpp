@@ -1,0 +1,194 @@
+// ResidualEchoSuppressor and ComfortNoise: transparent where there is no echo estimate (the output is the
+// input delayed by exactly the reported latency), independent of block splits, suppresses a residual
+// that follows the echo estimate, and with comfort noise keeps the noise floor instead of gating it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "aec/ResidualEchoSuppressor.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+std::vector<float> runSplit(aec::ResidualEchoSuppressor& s, const std::vector<float>& mic, const std::vector<float>& err,
+                            std::uint32_t seed)
+{
+    std::vector<float> out(mic.size());
+    std::mt19937 rng(seed);
+    for (std::size_t pos = 0; pos < mic.size();) {
+        const std::size_t n = std::min(mic.size() - pos, std::uniform_int_distribution<std::size_t>(1, 700)(rng));
+        s.process(std::span(mic).subspan(pos, n), std::span(err).subspan(pos, n), std::span(out).subspan(pos, n));
+        pos += n;
+    }
+    return out;
+}
+
+// Echo in bursts of 0.25 s (white noise, amplitude 0.1) and steady noise; the linear filter is taken to
+// have removed 90 % of the echo's amplitude: error = 0.1 echo + noise, mic = echo + noise.
+struct BurstScene {
+    std::vector<float> mic, err;
+    std::vector<bool> burst;
+    double noisePower = 0.0;
+};
+
+BurstScene burstScene(int rate, double seconds, double noiseAmplitude)
+{
+    const std::size_t n = static_cast<std::size_t>(seconds * rate);
+    const auto echo = test::whiteNoise(n, 11, 0.1);
+    const auto noise = test::whiteNoise(n, 12, noiseAmplitude);
+    BurstScene s;
+    s.mic.resize(n);
+    s.err.resize(n);
+    s.burst.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool on = (i / static_cast<std::size_t>(rate / 4)) % 2 == 1;
+        const double e = on ? echo[i] : 0.0;
+        s.mic[i] = static_cast<float>(e + noise[i]);
+        s.err[i] = static_cast<float>(0.1 * e + noise[i]);
+        s.burst[i] = on;
+    }
+    s.noisePower = noiseAmplitude * noiseAmplitude;   // Gaussian, standard deviation a
+    return s;
+}
+
+// Mean power of x[i + latency] over the samples i of the last half where `want` says so, 20 ms away from
+// a burst edge.
+double powerWhere(const std::vector<float>& x, const BurstScene& s, int latency, bool want, int rate)
+{
+    const std::size_t guard = static_cast<std::size_t>(rate / 50);
+    double p = 0.0;
+    std::size_t count = 0;
+    for (std::size_t i = s.mic.size() / 2; i + static_cast<std::size_t>(latency) < x.size(); ++i) {
+        if (s.burst[i] != want || s.burst[i - guard] != want || (i + guard < s.burst.size() && s.burst[i + guard] != want))
+            continue;
+        const double v = x[i + static_cast<std::size_t>(latency)];
+        p += v * v;
+        ++count;
+    }
+    return p / static_cast<double>(count);
+}
+
+} // namespace
+
+TEST_CASE("The residual echo suppressor is transparent without an echo estimate, delayed by its latency", "[aec][suppressor]")
+{
+    for (const int rate : {8000, 16000, 48000}) {
+        aec::ResidualEchoSuppressor s;
+        s.prepare({}, rate);
+        INFO("rate " << rate << " frame " << s.frameSize());
+        CHECK(s.latencySamples() == s.frameSize() - 1);
+        const auto xd = test::whiteNoise(static_cast<std::size_t>(rate), 3, 0.5);
+        std::vector<float> x(xd.begin(), xd.end());
+        // mic == error: the linear filter estimated no echo, so there is nothing to suppress.
+        const auto out = runSplit(s, x, x, 1);
+        const std::size_t L = static_cast<std::size_t>(s.latencySamples());
+        for (std::size_t i = 0; i < L; ++i)
+            REQUIRE(std::fabs(out[i]) < 1e-6f);
+        double maxErr = 0.0;
+        for (std::size_t i = L; i < x.size(); ++i)
+            maxErr = std::max(maxErr, static_cast<double>(std::fabs(out[i] - x[i - L])));
+        CHECK(maxErr < 2e-6);
+        CHECK(s.lastMeanGain() == 1.0f);
+    }
+}
+
+TEST_CASE("The residual echo suppressor's output does not depend on the block split", "[aec][suppressor]")
+{
+    const BurstScene scene = burstScene(16000, 3.0, 0.003);
+    aec::ResidualEchoSuppressor a, b;
+    a.prepare({}, 16000);
+    b.prepare({}, 16000);
+    const auto outA = runSplit(a, scene.mic, scene.err, 1);
+    const auto outB = runSplit(b, scene.mic, scene.err, 2);
+    CHECK(outA == outB);
+    // In place (out aliasing the error) gives the same samples too.
+    aec::ResidualEchoSuppressor c;
+    c.prepare({}, 16000);
+    std::vector<float> inPlace = scene.err;
+    c.process(scene.mic, inPlace, inPlace);
+    CHECK(inPlace == outA);
+}
+
+TEST_CASE("The residual echo suppressor removes a residual that follows the echo estimate", "[aec][suppressor]")
+{
+    const int rate = 16000;
+    const BurstScene scene = burstScene(rate, 6.0, 0.003);
+    aec::SuppressorSettings settings;
+    settings.comfortNoise = false;
+    aec::ResidualEchoSuppressor s;
+    s.prepare(settings, rate);
+    const auto out = runSplit(s, scene.mic, scene.err, 3);
+    const int L = s.latencySamples();
+    const double errorInBursts = powerWhere(scene.err, scene, 0, true, rate);
+    const double outInBursts = powerWhere(out, scene, L, true, rate);
+    const double outInGaps = powerWhere(out, scene, L, false, rate);
+    INFO("leak " << s.leakDb() << " dB; error " << 10 * std::log10(errorInBursts) << " dB, out " << 10 * std::log10(outInBursts)
+                 << " dB in bursts; noise " << 10 * std::log10(scene.noisePower) << " dB, out " << 10 * std::log10(outInGaps) << " dB in gaps");
+    // The residual (0.1 echo) is 9.6 dB above the noise: 12 dB of attenuation at most takes the burst
+    // output down by more than 6 dB.
+    CHECK(10.0 * std::log10(errorInBursts / outInBursts) > 6.0);
+    // Between bursts the echo estimate's reverberant tail dies away (0.3 s assumed) and the noise
+    // passes: at most a little of it is taken in the first part of a gap.
+    CHECK(outInGaps > 0.7 * scene.noisePower);
+    CHECK(outInGaps < 1.05 * scene.noisePower);
+    // The measured leak is the residual's ratio to the (reverberant) echo estimate: -20 dB and below.
+    CHECK(s.leakDb() < -15.0);
+    CHECK(s.leakDb() > -40.0);
+
+    // No attenuation allowed: the output is the error, delayed.
+    aec::ResidualEchoSuppressor off;
+    settings.maxAttenuationDb = 0.0;
+    off.prepare(settings, rate);
+    const auto passed = runSplit(off, scene.mic, scene.err, 4);
+    double maxErr = 0.0;
+    for (std::size_t i = static_cast<std::size_t>(L); i < passed.size(); ++i)
+        maxErr = std::max(maxErr, static_cast<double>(std::fabs(passed[i] - scene.err[i - static_cast<std::size_t>(L)])));
+    CHECK(maxErr < 1e-6);
+}
+
+TEST_CASE("Comfort noise fills what the suppressor takes away with noise at the floor's level", "[aec][suppressor]")
+{
+    const int rate = 16000;
+    const BurstScene scene = burstScene(rate, 6.0, 0.003);
+    aec::SuppressorSettings settings;
+    settings.maxAttenuationDb = 40.0;
+    double burstPower[2] = {}, gapPower[2] = {};
+    for (const bool comfort : {false, true}) {
+        settings.comfortNoise = comfort;
+        aec::ResidualEchoSuppressor s;
+        s.prepare(settings, rate);
+        const auto out = runSplit(s, scene.mic, scene.err, 5);
+        burstPower[comfort] = powerWhere(out, scene, s.latencySamples(), true, rate);
+        gapPower[comfort] = powerWhere(out, scene, s.latencySamples(), false, rate);
+    }
+    const double errorInBursts = powerWhere(scene.err, scene, 0, true, rate);
+    INFO("noise " << 10 * std::log10(scene.noisePower) << " dB; error in bursts " << 10 * std::log10(errorInBursts)
+                  << " dB; bursts without comfort noise " << 10 * std::log10(burstPower[0]) << " dB, with "
+                  << 10 * std::log10(burstPower[1]) << " dB; gaps " << 10 * std::log10(gapPower[0]) << " / "
+                  << 10 * std::log10(gapPower[1]) << " dB");
+    // With it, what was taken comes back as noise of about the floor's power: more than a third of the
+    // floor is added in the bursts, and the output there stays well below the unsuppressed error.
+    CHECK(burstPower[1] - burstPower[0] > 0.3 * scene.noisePower);
+    CHECK(burstPower[1] < 0.5 * errorInBursts);
+    // Where the gains recover, the comfort noise keeps the level at the floor (within 1.5 dB).
+    CHECK(gapPower[1] > gapPower[0]);
+    CHECK(gapPower[1] == Approx(scene.noisePower).epsilon(0.41));
+}
+
+TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor]")
+{
+    aec::ResidualEchoSuppressor s;
+    aec::SuppressorSettings bad;
+    bad.frameSeconds = 0.0;
+    CHECK_THROWS_AS(s.prepare(bad, 16000), std::invalid_argument);
+    bad = {};
+    bad.overSubtraction = 0.5;
+    CHECK_THROWS_AS(s.prepare(bad, 16000), std::invalid_argument);
+    CHECK_THROWS_AS(s.prepare({}, 0), std::invalid_argument);
+    s.prepare({}, 16000);
+    std::vector<float> a(10), b(9);
+    CHECK_THROWS_AS(s.process(a, b, a), std::invalid_argument);
+}
