@@ -31,7 +31,7 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
                                                                       &length_, &backendChoice_, &forgetting_, &suppression_,
                                                                       &adaptation_, &comfortNoise_, &bypass_, &lengthLabel_,
                                                                       &backendLabel_, &forgettingLabel_, &suppressionLabel_,
-                                                                      &inactiveNote_})
+                                                                      &controlsHint_})
         addAndMakeVisible(c);
 
     styleLabel(backend_, "starting...", 14.0f);
@@ -42,8 +42,8 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
     styleLabel(backendLabel_, "Backend");
     styleLabel(forgettingLabel_, "Forgetting factor");
     styleLabel(suppressionLabel_, "Residual suppression (dB)");
-    styleLabel(inactiveNote_, "Freeze, residual suppression and comfort noise are saved with the session but not active yet.", 11.0f);
-    inactiveNote_.setColour(juce::Label::textColourId, juce::Colours::white.withAlpha(0.45f));
+    styleLabel(controlsHint_, "Freeze holds the echo path in use; suppression takes out what the filter leaves, up to this many dB; comfort noise keeps the background steady.", 11.0f);
+    controlsHint_.setColour(juce::Label::textColourId, juce::Colours::white.withAlpha(0.45f));
 
     length_.addItemList(state.getParameter(ParamId::filterLength)->getAllValueStrings(), 1);
     backendChoice_.addItemList(state.getParameter(ParamId::backend)->getAllValueStrings(), 1);
@@ -157,7 +157,7 @@ void QuellEditor::resized()
     r3.removeFromLeft(20);
     comfortNoise_.setBounds(r3.removeFromLeft(170));
 
-    inactiveNote_.setBounds(row(18));
+    controlsHint_.setBounds(row(18));
 }
 
 } // namespace quell::plugin

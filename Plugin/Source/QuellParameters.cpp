@@ -47,8 +47,20 @@ ParameterReader::ParameterReader(juce::AudioProcessorValueTreeState& state)
       forgetting_(state.getRawParameterValue(ParamId::forgetting)),
       backend_(state.getRawParameterValue(ParamId::backend)),
       bypass_(state.getRawParameterValue(ParamId::bypass)),
-      adaptation_(state.getRawParameterValue(ParamId::adaptation))
+      adaptation_(state.getRawParameterValue(ParamId::adaptation)),
+      suppression_(state.getRawParameterValue(ParamId::suppression)),
+      comfortNoise_(state.getRawParameterValue(ParamId::comfortNoise))
 {
+}
+
+aec::CancellerControls ParameterReader::controls() const noexcept
+{
+    aec::CancellerControls c;
+    c.adapt = adapting();
+    // Rounded to the parameter's 0.1 dB step, so float noise never looks like a change.
+    c.suppressionDb = std::round(static_cast<double>(suppression_->load()) * 10.0) / 10.0;
+    c.comfortNoise = comfortNoise_->load() >= 0.5f;
+    return c;
 }
 
 CancellerChoice ParameterReader::choice() const noexcept

@@ -37,6 +37,8 @@ public:
     CancellerChoice choice() const noexcept;
     bool bypassed() const noexcept { return bypass_->load() >= 0.5f; }
     bool adapting() const noexcept { return adaptation_->load() >= 0.5f; }
+    // Freeze, suppression and comfort noise: applied to the running engine without a rebuild.
+    aec::CancellerControls controls() const noexcept;
 
 private:
     std::atomic<float>* filterLength_;
@@ -44,6 +46,8 @@ private:
     std::atomic<float>* backend_;
     std::atomic<float>* bypass_;
     std::atomic<float>* adaptation_;
+    std::atomic<float>* suppression_;
+    std::atomic<float>* comfortNoise_;
 };
 
 aec::EchoCancellerSettings toSettings(const CancellerChoice& choice);

@@ -122,6 +122,9 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     if (ready && backendNote_.empty() && !engine_.fallbackReason().empty())
         backendNote_ = "no GPU: " + engine_.fallbackReason();
     applied_ = pending_ = choice;
+    appliedControls_ = reader_.controls();
+    if (ready)
+        engine_.setControls(appliedControls_);
 
     // When the engine could not start, the plugin passes the microphone through with the latency it
     // would have had (one block), so the host's compensation does not jump.
@@ -143,7 +146,7 @@ void QuellProcessor::applyChoiceLocked(const CancellerChoice& choice)
     aec::EchoCancellerSettings settings = toSettings(choice);
     try {
         engine_.applySettings(settings);
-        backendNote_ = engine_.stats().onGpu || engine_.fallbackReason().empty() ? std::string() : "no GPU: " + engine_.fallbackReason();
+        backendNote_ = engine_.fallbackReason().empty() ? std::string() : "no GPU: " + engine_.fallbackReason();
     } catch (const aec::BackendUnavailable& e) {
         settings.backend = aec::Backend::Auto;
         try {
@@ -213,6 +216,14 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
     const int sideChannels = getBusCount(true) > 1 && getBus(true, 1)->isEnabled()
         ? std::min(getChannelCountOfBus(true, 1), buffer.getNumChannels() - sideOffset) : 0;
     const bool ready = engineReady_.load();
+    if (ready) {
+        // Lock-free hand-over to the engine's worker (no allocation): safe on the audio thread.
+        const aec::CancellerControls controls = reader_.controls();
+        if (!(controls == appliedControls_)) {
+            engine_.setControls(controls);
+            appliedControls_ = controls;
+        }
+    }
     const float target = forceBypass || reader_.bypassed() || !ready ? 1.0f : 0.0f;
 
     for (int offset = 0; offset < n;) {

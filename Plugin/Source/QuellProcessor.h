@@ -111,6 +111,7 @@ private:
     CancellerChoice pending_{};
     juce::uint32 pendingSinceMs_ = 0;
     std::string backendNote_;
+    aec::CancellerControls appliedControls_{};   // audio thread (and prepareToPlay)
     int farEndChannels_ = 0;
 
     std::unique_ptr<SettingsThread> settingsThread_;

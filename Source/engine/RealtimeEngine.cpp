@@ -97,6 +97,7 @@ void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
     if (next->latencySamples() != pipeline_->latencySamples())
         throw std::logic_error("applySettings would change the latency; prepare again instead");
     mode_ = next->canceller().backendDescription();
+    fallbackReason_ = next->canceller().fallbackReason();   // the new backend's, not prepare()'s
     onGpu_.store(next->canceller().onGpu());
     spec_.aec = settings;
     delete pendingPipeline_.exchange(next.release());

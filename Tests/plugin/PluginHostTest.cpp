@@ -7,6 +7,8 @@
 //  - no NaN, Inf or denormal in any output sample;
 //  - bypass plays the input delayed by exactly the reported latency;
 //  - the state round-trips every parameter into a fresh instance;
+//  - freeze and residual suppression act on the running plugin (48 kHz: frozen from the start the echo
+//    stays; 30 dB of suppression takes out more than none);
 //  - no allocation on the thread calling processBlock after prepareToPlay (real-time mode), counted by
 //    replacing operator new in this program (Tests/support/RealtimeProbe.cpp; the plugin's allocations
 //    resolve to it because this program exports its operator new).
@@ -232,6 +234,41 @@ void testConfiguration(juce::AudioPluginInstance& plugin, double rate, int maxBl
     check(noDenormals, tag + ": no denormals in the output");
 }
 
+// Freeze and suppression act on the running plugin: frozen from the start, the output filter never
+// learns the room (the echo stays); adapting with no suppression still cancels; full suppression on top
+// takes out more.
+void testControls(juce::AudioPluginInstance& plugin, const std::string& format)
+{
+    const double rate = 48000.0;
+    const int block = 256;
+    const auto n = static_cast<std::size_t>(2.5 * rate);
+    const Scene scene = makeScene(rate, n, 77);
+    const std::size_t from = n - static_cast<std::size_t>(0.5 * rate);
+    juce::AudioBuffer<float> buffer;
+    const auto erleWith = [&](float adaptation, float suppression) {
+        setParameter(plugin, "Adaptation", adaptation);
+        setParameter(plugin, "Residual suppression", suppression);
+        plugin.releaseResources();
+        plugin.setNonRealtime(true);
+        plugin.prepareToPlay(rate, block);
+        pump(60);
+        const auto latency = static_cast<std::size_t>(plugin.getLatencySamples());
+        const std::vector<float> out = run(plugin, scene.mic, scene.farEnd, [block] { return block; }, buffer);
+        return 10.0 * std::log10(energy(scene.mic, from - latency, n - latency) / std::max(energy(out, from, n), 1e-30));
+    };
+    const double frozen = erleWith(0.0f, 0.0f);
+    const double adapting = erleWith(1.0f, 0.0f);
+    const double suppressed = erleWith(1.0f, 1.0f);
+    char text[200];
+    std::snprintf(text, sizeof text, "%s: frozen from the start the echo stays (ERLE %.1f dB < 3 dB)", format.c_str(), frozen);
+    check(frozen < 3.0, text);
+    std::snprintf(text, sizeof text, "%s: adapting, no suppression: ERLE %.1f dB >= 20 dB", format.c_str(), adapting);
+    check(adapting >= 20.0, text);
+    std::snprintf(text, sizeof text, "%s: with 30 dB of suppression ERLE %.1f dB > %.1f dB", format.c_str(), suppressed, adapting);
+    check(suppressed > adapting, text);
+    setParameter(plugin, "Residual suppression", 0.4f);   // the default, 12 dB of 30
+}
+
 void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const juce::PluginDescription& description)
 {
     auto& plugin = *loaded.plugin;
@@ -241,6 +278,7 @@ void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const j
     check(plugin.getTotalNumOutputChannels() == 1, loaded.format + ": one (mono) output");
 
     useShortFilter(plugin);
+    testControls(plugin, loaded.format);
     std::mt19937 rng(5);
     for (double rate : {44100.0, 48000.0, 96000.0}) {
         for (int block : {1, 32, 441, 4096})
