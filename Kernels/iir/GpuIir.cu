@@ -12,9 +12,11 @@
 #include "common/CudaCheck.cuh"
 #include "common/DeviceBuffer.cuh"
 #include "iir/IirArithmeticChoice.h"
+#include "iir/IirMultiBlockKernels.cuh"
 #include "iir/IirScanKernel.cuh"
 #include "iir/IirSystems.cuh"
 #include "iir/IirTransitionTables.h"
+#include "iir/IirWarpScanKernel.cuh"
 
 namespace quell::gpu {
 
@@ -35,6 +37,27 @@ KernelShape shapeFor(int d, IirArithmetic arithmetic)
         return d <= 4 ? KernelShape{8, 256} : KernelShape{8, 128};
     return d <= 4 ? KernelShape{16, 256} : KernelShape{32, 128};
 }
+// Warp-per-tile kernel: samples per lane (K), sub-tiles per warp tile (SUB), one copy group per sub-tile
+// (staged). Must agree with pickKernel(). Measured on the H100 (Kernels/iir/NOTES.md): float32 state sizes
+// up to 4 run fastest with 4 sub-tiles of 16 samples per lane (2048 samples per warp, half the look-backs of
+// 2 sub-tiles and twice the bytes in flight), state size 8 with one sub-tile of 32 per lane (half the
+// Kogge-Stone work per sample of 16); float64 keeps 8 per lane and one sub-tile (registers).
+struct WarpShape {
+    int k, sub;
+};
+WarpShape warpShapeFor(int d, IirArithmetic arithmetic)
+{
+    if (arithmetic != IirArithmetic::Float32)
+        return {8, 1};
+    return d <= 4 ? WarpShape{16, 4} : WarpShape{32, 1};
+}
+// Short signals at state size 1 (float32): 2048-sample warp tiles leave the SMs short of warps below 2^23
+// samples, where 2 sub-tiles measured faster; no second shape elsewhere ({0, 0}).
+WarpShape shortWarpShapeFor(Shape shape, int d, IirArithmetic arithmetic)
+{
+    return shape == Shape::Direct && d == 1 && arithmetic == IirArithmetic::Float32 ? WarpShape{16, 2} : WarpShape{0, 0};
+}
+constexpr long long kShortSignalSamples = 1LL << 23; // samples x channels per launch
 
 template <class Sys, int K, int THREADS, typename Real>
 void launchScan(const void* params, long long tiles, long long persistentBlocks, cudaStream_t stream)
@@ -46,6 +69,31 @@ void launchScan(const void* params, long long tiles, long long persistentBlocks,
     } else {
         iirScanKernel<Sys, K, THREADS, false, Real><<<static_cast<unsigned>(tiles), THREADS, 0, stream>>>(p);
     }
+    QUELL_CUDA_CHECK_LAUNCH();
+}
+
+template <class Sys, int K, int SUB, typename Real, bool STAGED = false>
+void launchWarpScan(const void* params, long long tiles, cudaStream_t stream)
+{
+    const auto& p = *static_cast<const ScanParams<Real>*>(params);
+    const long long blocks = (tiles + kWarpTileWarpsPerBlock - 1) / kWarpTileWarpsPerBlock;
+    iirWarpScanKernel<Sys, K, SUB, STAGED, Real><<<static_cast<unsigned>(blocks), 32 * kWarpTileWarpsPerBlock, 0, stream>>>(p);
+    QUELL_CUDA_CHECK_LAUNCH();
+}
+
+template <class Sys, int K, int THREADS, typename Real>
+void launchMultiBlock(const void* params, long long tiles, const void* doubling, long long doublingStride, cudaStream_t stream)
+{
+    const auto& p = *static_cast<const ScanParams<Real>*>(params);
+    int log2Per = 0;
+    while ((static_cast<long long>(kLookAheadThreads) << log2Per) < p.tilesPerChannel)
+        ++log2Per;
+    iirTilePassKernel<Sys, K, THREADS, Real, TilePass::Reduce><<<static_cast<unsigned>(tiles), THREADS, 0, stream>>>(p);
+    QUELL_CUDA_CHECK_LAUNCH();
+    iirLookAheadKernel<Sys::D, Real><<<static_cast<unsigned>(p.channels), kLookAheadThreads, 0, stream>>>(
+        p, static_cast<const Real*>(doubling), doublingStride, log2Per);
+    QUELL_CUDA_CHECK_LAUNCH();
+    iirTilePassKernel<Sys, K, THREADS, Real, TilePass::Apply><<<static_cast<unsigned>(tiles), THREADS, 0, stream>>>(p);
     QUELL_CUDA_CHECK_LAUNCH();
 }
 
@@ -61,40 +109,66 @@ int residentBlocks()
 }
 
 using LaunchFn = void (*)(const void*, long long, long long, cudaStream_t);
+using WarpLaunchFn = void (*)(const void*, long long, cudaStream_t);
+using MultiLaunchFn = void (*)(const void*, long long, const void*, long long, cudaStream_t);
 struct Kernel {
     LaunchFn launch;
     int (*resident)();
+    WarpLaunchFn launchWarp;
+    WarpLaunchFn launchShortWarp; // nullptr: no short-signal shape
+    MultiLaunchFn launchMulti;
 };
-template <class Sys, int K, int THREADS, typename Real>
+template <class Sys, int K, int THREADS, int WARP_K, int WARP_SUB, typename Real>
 Kernel kernelFor()
 {
-    return {&launchScan<Sys, K, THREADS, Real>, &residentBlocks<Sys, K, THREADS, Real>};
+    constexpr bool staged = WARP_SUB > 2;
+    WarpLaunchFn shortWarp = nullptr;
+    if constexpr (std::is_same_v<Real, float> && Sys::D == 1 && !Sys::kCascade)
+        shortWarp = &launchWarpScan<Sys, 16, 2, Real, false>;
+    return {&launchScan<Sys, K, THREADS, Real>, &residentBlocks<Sys, K, THREADS, Real>,
+            &launchWarpScan<Sys, WARP_K, WARP_SUB, Real, staged>, shortWarp, &launchMultiBlock<Sys, K, THREADS, Real>};
 }
 
-// Must agree with shapeFor().
+// Must agree with shapeFor() and warpShapeFor().
 template <typename Real>
 Kernel pickKernel(Shape shape, int d)
 {
     constexpr bool f32 = std::is_same_v<Real, float>;
     constexpr int kSmall = f32 ? 16 : 8;  // samples per thread, D <= 4 (256 threads)
     constexpr int kLarge = f32 ? 32 : 8;  // samples per thread, D = 8 (128 threads)
+    constexpr int kWarp = f32 ? 16 : 8;   // samples per lane, warp per tile, D <= 4
+    constexpr int sWarp = f32 ? 4 : 1;    // sub-tiles per warp tile, D <= 4
+    constexpr int kWarp8 = f32 ? 32 : 8;  // samples per lane, warp per tile, D = 8 (one sub-tile)
     if (shape == Shape::Direct) {
         switch (d) {
-        case 1: return kernelFor<DirectSystem<1>, kSmall, 256, Real>();
-        case 2: return kernelFor<DirectSystem<2>, kSmall, 256, Real>();
-        case 4: return kernelFor<DirectSystem<4>, kSmall, 256, Real>();
-        case 8: return kernelFor<DirectSystem<8>, kLarge, 128, Real>();
+        case 1: return kernelFor<DirectSystem<1>, kSmall, 256, kWarp, sWarp, Real>();
+        case 2: return kernelFor<DirectSystem<2>, kSmall, 256, kWarp, sWarp, Real>();
+        case 4: return kernelFor<DirectSystem<4>, kSmall, 256, kWarp, sWarp, Real>();
+        case 8: return kernelFor<DirectSystem<8>, kLarge, 128, kWarp8, 1, Real>();
         default: break;
         }
     } else {
         switch (d) {
-        case 2: return kernelFor<CascadeSystem<1>, kSmall, 256, Real>();
-        case 4: return kernelFor<CascadeSystem<2>, kSmall, 256, Real>();
-        case 8: return kernelFor<CascadeSystem<4>, kLarge, 128, Real>();
+        case 2: return kernelFor<CascadeSystem<1>, kSmall, 256, kWarp, sWarp, Real>();
+        case 4: return kernelFor<CascadeSystem<2>, kSmall, 256, kWarp, sWarp, Real>();
+        case 8: return kernelFor<CascadeSystem<4>, kLarge, 128, kWarp8, 1, Real>();
         default: break;
         }
     }
     throw std::logic_error("GpuIir: no kernel for this state size");
+}
+
+// What Auto runs, from the H100 measurements in Kernels/iir/NOTES.md: a warp per tile for the direct form
+// (float32 at every order; float64 except order 4, where a block per tile measured 4% faster); cascades keep
+// a block per tile, the faster of the two where both were measured (4 biquads, float32, before the
+// warp kernel's current shapes).
+IirSchedule autoSchedule(Shape shape, int d, IirArithmetic arithmetic)
+{
+    if (shape == Shape::Cascade)
+        return IirSchedule::OneTilePerBlock;
+    if (arithmetic != IirArithmetic::Float32 && d == 4)
+        return IirSchedule::OneTilePerBlock;
+    return IirSchedule::WarpPerTile;
 }
 
 // The accuracy targets (relative L2 against float64) by order; Auto keeps float32 only well inside them.
@@ -111,7 +185,10 @@ struct GpuIir::Impl {
     int d = 0;                  // padded state size
     int halo = 0;
     int ncoef = 0;
-    KernelShape kshape{};
+    KernelShape kshape{};       // block per tile, persistent and multi-block
+    WarpShape wshape{};         // warp per tile
+    WarpShape shortShape{};     // warp per tile on short signals ({0, 0}: none)
+    bool warpChain[2] = {false, false}; // per warp shape: some set's look-back reaches past 32 tiles
     int channels = 0;
     std::size_t maxSamples = 0;
     long long maxTilesPerChannel = 0;
@@ -119,15 +196,17 @@ struct GpuIir::Impl {
     int stateStride = 0;
     int cur = 0;
     unsigned epoch = 1;
-    std::string variantName;
-    LaunchFn launch = nullptr;
+    std::string baseName, variantName;
+    Kernel kernel{};
     int resident = 1;          // blocks of the persistent kernel resident at once
-    int scheduleSetting = 0;   // IirSchedule: 0 (auto) and 1 a block per tile, 2 persistent
+    IirSchedule schedule = IirSchedule::Auto;
 
     Stream stream;
-    DeviceBuffer<unsigned char> coeffs, mats, state[2], aggregates, inclusives;
-    DeviceBuffer<unsigned long long> masks, tickets;
-    DeviceBuffer<int> cuts, channelSet;
+    // Correction tables per coefficient set: for the block tile, for the warp tile, and T_{B 2^k} for the
+    // multi-block look-ahead.
+    DeviceBuffer<unsigned char> coeffs, mats, warpMats[2], doubling, state[2], aggregates, inclusives;
+    DeviceBuffer<unsigned long long> masks, warpMasks[2], tickets;
+    DeviceBuffer<int> cuts, warpCuts[2], channelSet;
     DeviceBuffer<unsigned> flags;
     DeviceBuffer<float> stagingIn, stagingOut;
 
@@ -156,29 +235,58 @@ struct GpuIir::Impl {
         channels = channelCount;
         realSize = arithmetic == IirArithmetic::Float32 ? sizeof(float) : sizeof(double);
         kshape = shapeFor(d, arithmetic);
+        wshape = warpShapeFor(d, arithmetic);
+        shortShape = shortWarpShapeFor(shape, d, arithmetic);
+        kernel = arithmetic == IirArithmetic::Float32 ? pickKernel<float>(shape, d) : pickKernel<double>(shape, d);
         const int warps = kshape.threads / 32;
         const long long tile = static_cast<long long>(kshape.threads) * kshape.k;
-        maxTilesPerChannel = (static_cast<long long>(maxSamplesPerCall) + tile - 1) / tile;
-        maxSamples = static_cast<std::size_t>(maxTilesPerChannel * tile);
-        const Kernel kernel = arithmetic == IirArithmetic::Float32 ? pickKernel<float>(shape, d) : pickKernel<double>(shape, d);
-        launch = kernel.launch;
+        // Both warp tiles divide the block tile; flags and carries are sized for the smaller one.
+        const long long warpTile = 32LL * (shortShape.k > 0 ? std::min(wshape.k * wshape.sub, shortShape.k * shortShape.sub)
+                                                            : wshape.k * wshape.sub);
+        const long long blockTilesPerChannel = (static_cast<long long>(maxSamplesPerCall) + tile - 1) / tile;
+        maxSamples = static_cast<std::size_t>(blockTilesPerChannel * tile);
+        maxTilesPerChannel = static_cast<long long>(maxSamples) / warpTile;
         resident = kernel.resident();
 
-        std::vector<double> allMats;
-        std::vector<unsigned long long> maskHost;
-        std::vector<int> cutHost;
+        std::vector<double> allMats, allWarpMats[2], allDoubling;
+        std::vector<unsigned long long> maskHost, warpMaskHost[2];
+        std::vector<int> cutHost, warpCutHost[2];
         for (std::size_t s = 0; s < sets; ++s) {
             const TransitionTables t = buildTransitionTables(steps[s], d, kshape.k, warps);
             allMats.insert(allMats.end(), t.matrices.begin(), t.matrices.end());
             maskHost.push_back(t.nonNegligible);
             cutHost.push_back(t.lookbackCut);
+            for (int v = 0; v < 2; ++v) {
+                const WarpShape ws = v == 0 ? wshape : shortShape;
+                if (ws.k == 0)
+                    continue;
+                const TransitionTables w = buildTransitionTables(steps[s], d, ws.k, ws.sub);
+                allWarpMats[v].insert(allWarpMats[v].end(), w.matrices.begin(), w.matrices.end());
+                warpMaskHost[v].push_back(w.nonNegligible);
+                warpCutHost[v].push_back(w.lookbackCut);
+                warpChain[v] = warpChain[v] || w.lookbackCut > 32;
+            }
+            const std::vector<double> dbl = buildDoublingTables(steps[s], d, tile, kDoublingMatrices);
+            allDoubling.insert(allDoubling.end(), dbl.begin(), dbl.end());
         }
         upload(coeffs, coefficientSets);
         upload(mats, allMats);
-        masks.allocate(sets);
-        QUELL_CUDA_CHECK(cudaMemcpy(masks.get(), maskHost.data(), sets * sizeof(unsigned long long), cudaMemcpyHostToDevice));
-        cuts.allocate(sets);
-        QUELL_CUDA_CHECK(cudaMemcpy(cuts.get(), cutHost.data(), sets * sizeof(int), cudaMemcpyHostToDevice));
+        for (int v = 0; v < 2; ++v)
+            if (!allWarpMats[v].empty())
+                upload(warpMats[v], allWarpMats[v]);
+        upload(doubling, allDoubling);
+        auto uploadInts = [&](auto& dst, const auto& host) {
+            dst.allocate(host.size());
+            QUELL_CUDA_CHECK(cudaMemcpy(dst.get(), host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice));
+        };
+        uploadInts(masks, maskHost);
+        uploadInts(cuts, cutHost);
+        for (int v = 0; v < 2; ++v) {
+            if (warpMaskHost[v].empty())
+                continue;
+            uploadInts(warpMasks[v], warpMaskHost[v]);
+            uploadInts(warpCuts[v], warpCutHost[v]);
+        }
         if (sets > 1) {
             std::vector<int> map(static_cast<std::size_t>(channels));
             for (int c = 0; c < channels; ++c)
@@ -202,8 +310,9 @@ struct GpuIir::Impl {
         QUELL_CUDA_CHECK(cudaDeviceSynchronize());
         stagingIn.release();
         stagingOut.release();
-        variantName = std::string("plr-") + (shape == Shape::Direct ? "direct-M" : "cascade-D") + std::to_string(d)
-                      + (arithmetic == IirArithmetic::Float32 ? "-f32" : "-f64");
+        baseName = std::string(shape == Shape::Direct ? "direct-M" : "cascade-D") + std::to_string(d)
+                   + (arithmetic == IirArithmetic::Float32 ? "-f32" : "-f64");
+        setSchedule(schedule);
         resetState();
     }
 
@@ -214,10 +323,37 @@ struct GpuIir::Impl {
         cur = 0;
     }
 
+    // Auto, and warp tile shape v (0: long signals, 1: short): where some filter's response outlasts 32 warp
+    // tiles (a slowly decaying filter, e.g. a 20 Hz high-pass at 48 kHz), the warp tiles' look-back becomes a
+    // serial chain of inclusive states; the larger block tiles keep it short (measured 5.7 against 106 G
+    // samples/s, Kernels/iir/NOTES.md).
+    IirSchedule effectiveSchedule(int v = 0) const
+    {
+        if (schedule != IirSchedule::Auto)
+            return schedule;
+        const IirSchedule s = autoSchedule(shape, d, arithmetic);
+        return s == IirSchedule::WarpPerTile && warpChain[v] ? IirSchedule::OneTilePerBlock : s;
+    }
+
+    void setSchedule(IirSchedule s)
+    {
+        schedule = s;
+        switch (effectiveSchedule()) {
+        case IirSchedule::Persistent: variantName = "plr-persistent-" + baseName; break;
+        case IirSchedule::WarpPerTile: variantName = "plr-warp-" + baseName; break;
+        case IirSchedule::MultiBlock: variantName = "lee-sung-" + baseName; break;
+        default: variantName = "plr-block-" + baseName; break;
+        }
+    }
+
     template <typename Real>
     void launchOne(const float* in, float* out, long long samples, long long stride)
     {
-        const long long tile = static_cast<long long>(kshape.threads) * kshape.k;
+        const int wv = shortShape.k > 0 && samples * channels < kShortSignalSamples ? 1 : 0;
+        const IirSchedule sched = effectiveSchedule(wv);
+        const bool warpTiles = sched == IirSchedule::WarpPerTile;
+        const WarpShape ws = wv == 0 ? wshape : shortShape;
+        const long long tile = warpTiles ? 32LL * ws.k * ws.sub : static_cast<long long>(kshape.threads) * kshape.k;
         ScanParams<Real> p{};
         p.in = in;
         p.out = out;
@@ -227,10 +363,10 @@ struct GpuIir::Impl {
         p.channelSet = channelSet.size() > 0 ? channelSet.get() : nullptr;
         p.coeffs = reinterpret_cast<const Real*>(coeffs.get());
         p.coeffStride = ncoef;
-        p.mats = reinterpret_cast<const Real*>(mats.get());
-        p.matStride = static_cast<long long>(matrixCount(kshape.threads / 32)) * d * d;
-        p.matMask = masks.get();
-        p.lookbackCut = cuts.get();
+        p.mats = reinterpret_cast<const Real*>((warpTiles ? warpMats[wv] : mats).get());
+        p.matStride = static_cast<long long>(matrixCount(warpTiles ? ws.sub : kshape.threads / 32)) * d * d;
+        p.matMask = (warpTiles ? warpMasks[wv] : masks).get();
+        p.lookbackCut = (warpTiles ? warpCuts[wv] : cuts).get();
         p.stateIn = reinterpret_cast<const Real*>(state[cur].get());
         p.stateOut = reinterpret_cast<Real*>(state[cur ^ 1].get());
         p.stateStride = stateStride;
@@ -240,11 +376,17 @@ struct GpuIir::Impl {
         p.epoch = epoch;
         p.channels = channels;
         p.tickets = tickets.get();
+        p.vectorOk = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0
+                     && (channels == 1 || stride % 4 == 0);
         const long long tiles = p.tilesPerChannel * channels;
-        // Auto = a block per tile: on the H100 the persistent schedule measured 10-30% slower at every size
-        // (Kernels/iir/NOTES.md), so it runs only when asked for.
-        const bool persistent = scheduleSetting == 2;
-        launch(&p, tiles, persistent ? std::min<long long>(tiles, resident) : 0, stream.get());
+        switch (sched) {
+        case IirSchedule::WarpPerTile: (wv == 0 ? kernel.launchWarp : kernel.launchShortWarp)(&p, tiles, stream.get()); break;
+        case IirSchedule::MultiBlock:
+            kernel.launchMulti(&p, tiles, doubling.get(), static_cast<long long>(kDoublingMatrices) * d * d, stream.get());
+            break;
+        case IirSchedule::Persistent: kernel.launch(&p, tiles, std::min<long long>(tiles, resident), stream.get()); break;
+        default: kernel.launch(&p, tiles, 0, stream.get()); break;
+        }
         cur ^= 1;
         if (++epoch >= (1u << 30)) {
             QUELL_CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, flags.bytes(), stream.get()));
@@ -401,7 +543,7 @@ void GpuIir::setState(int channel, const float* pastInputs, const float* pastOut
 void GpuIir::processDevice(const float* in, float* out, std::size_t samples, std::size_t stride)
 {
     Impl& im = *impl_;
-    if (im.launch == nullptr)
+    if (im.kernel.launch == nullptr)
         throw std::logic_error("GpuIir: prepare() first");
     if (im.channels > 1 && stride < samples)
         throw std::invalid_argument("GpuIir: channel stride shorter than the block");
@@ -448,6 +590,6 @@ void* GpuIir::stream() const { return impl_->stream.get(); }
 int GpuIir::order() const { return impl_->userOrder; }
 int GpuIir::channels() const { return impl_->channels; }
 const char* GpuIir::variant() const { return impl_->variantName.c_str(); }
-void GpuIir::setSchedule(IirSchedule schedule) { impl_->scheduleSetting = static_cast<int>(schedule); }
+void GpuIir::setSchedule(IirSchedule schedule) { impl_->setSchedule(schedule); }
 
 } // namespace quell::gpu

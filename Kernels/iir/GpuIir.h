@@ -42,9 +42,14 @@ struct BiquadCoefficients {
     double b0, b1, b2, a1, a2;
 };
 
-// OneTilePerBlock (what Auto runs): a block per tile. Persistent: the blocks the device holds at once claim
-// tiles in order and prefetch the next one while filtering the current one (correct, but slower on the H100).
-enum class IirSchedule { Auto = 0, OneTilePerBlock = 1, Persistent = 2 };
+// How tiles map to the device (Kernels/iir/NOTES.md has the measurements):
+//  - OneTilePerBlock: single-pass scan (paper 004), a tile of a few thousand samples per thread block;
+//  - Persistent: the blocks the device holds at once claim tiles in order and prefetch the next one;
+//  - WarpPerTile: single-pass scan with a tile per warp, 16-byte vector loads and stores, no block barriers;
+//  - MultiBlock: paper 000's three passes (particular solutions, fast look-ahead, complete solutions);
+//    reads the input twice.
+// Auto runs the one measured fastest on the H100.
+enum class IirSchedule { Auto = 0, OneTilePerBlock = 1, Persistent = 2, WarpPerTile = 3, MultiBlock = 4 };
 
 struct DirectFormCoefficients {
     std::vector<double> b; // b[0..M]
@@ -112,9 +117,8 @@ public:
     void* stream() const; // the cudaStream_t the work is enqueued on
     int order() const;    // M for the direct form, 2 * sections for a cascade
     int channels() const;
-    const char* variant() const; // e.g. "plr-direct-M4-f32" for reports
-    // Tuning (benchmarks, tests): how tiles map to thread blocks. Auto (default) is a block per tile, which
-    // measured faster than the persistent schedule on the H100. Call after prepare().
+    const char* variant() const; // e.g. "plr-warp-direct-M4-f32" for reports
+    // Tuning (benchmarks, tests): how tiles map to the device. Call after prepare().
     void setSchedule(IirSchedule schedule);
 
 private:

@@ -51,20 +51,34 @@ struct ScanParams {
     unsigned long long* tickets; // persistent schedule: tile counter, zero at launch
     unsigned* flags;         // per tile: (epoch << 2) | status
     Real* aggregates;        // per tile: D values
-    Real* inclusives;        // per tile: D values
+    Real* inclusives;        // per tile: D values (multi-block apply: the state entering the tile)
     unsigned epoch;
+    int vectorOk;            // warp-per-tile: in, out and stride allow 16-byte vector access
 };
 
-// acc += T v (T row-major D x D, uniform across the warp: broadcast loads through the read-only cache).
+// acc += T v (T row-major D x D, uniform across the warp: broadcast loads through the read-only cache). Float32
+// rows of 4 and 8 are read as 16-byte vectors: at state size 8 the scan is bound by load instructions.
 template <int D, typename Real>
 __device__ __forceinline__ void matVecAdd(const Real* __restrict__ t, const Real (&v)[D], Real (&acc)[D])
 {
+    constexpr bool f32 = sizeof(Real) == 4;
 #pragma unroll
     for (int r = 0; r < D; ++r) {
         Real sum = acc[r];
+        if constexpr (f32 && D % 4 == 0) {
 #pragma unroll
-        for (int c = 0; c < D; ++c)
-            sum = fma(__ldg(t + r * D + c), v[c], sum);
+            for (int c = 0; c < D; c += 4) {
+                const float4 m = __ldg(reinterpret_cast<const float4*>(t + r * D + c));
+                sum = fma(m.x, v[c], sum);
+                sum = fma(m.y, v[c + 1], sum);
+                sum = fma(m.z, v[c + 2], sum);
+                sum = fma(m.w, v[c + 3], sum);
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < D; ++c)
+                sum = fma(__ldg(t + r * D + c), v[c], sum);
+        }
         acc[r] = sum;
     }
 }
@@ -187,8 +201,13 @@ __device__ __forceinline__ void startTileLoad(const ScanParams<Real>& p, const T
     __pipeline_commit();
 }
 
+// What a tile pass does: the single-pass scan (look-back), or one of the two data passes of paper 000's
+// multi-block algorithm (IirMultiBlockKernels.cuh): Reduce writes the tile's zero-state carry and stops,
+// Apply takes the state entering the tile from `inclusives` and filters.
+enum class TilePass { Scan, Reduce, Apply };
+
 // Filters one tile whose inputs are in shared memory (`tile`, which then stages the outputs).
-template <class Sys, int K, int THREADS, typename Real>
+template <class Sys, int K, int THREADS, typename Real, TilePass PASS = TilePass::Scan>
 __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const TileInfo<THREADS * K, Real>& t,
                                             float* tile, Real (*warpAgg)[Sys::D], Real (*warpPrefix)[Sys::D])
 {
@@ -276,7 +295,17 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
 #pragma unroll
         for (int j = 0; j < D; ++j)
             init[j] = stIn[H + j];
-        if (tileIdx == 0) {
+        if constexpr (PASS == TilePass::Reduce) {
+            if (lane == 0) {
+#pragma unroll
+                for (int j = 0; j < D; ++j)
+                    p.aggregates[ticket * D + j] = blockAgg[j];
+            }
+        } else if constexpr (PASS == TilePass::Apply) {
+#pragma unroll
+            for (int j = 0; j < D; ++j)
+                prefix[j] = p.inclusives[ticket * D + j];
+        } else if (tileIdx == 0) {
 #pragma unroll
             for (int j = 0; j < D; ++j)
                 prefix[j] = init[j];
@@ -285,7 +314,7 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
                 publish(p.flags + ticket, p.aggregates + ticket * D, blockAgg, D, (p.epoch << 2) | kAggregate);
             lookBack<D, WARPS>(p, ticket, tileIdx, mats, p.lookbackCut[set], init, prefix);
         }
-        if (!lastTile) {
+        if (PASS == TilePass::Scan && !lastTile) {
             Real incl[D];
 #pragma unroll
             for (int j = 0; j < D; ++j)
@@ -295,7 +324,7 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
                 publish(p.flags + ticket, p.inclusives + ticket * D, incl, D, (p.epoch << 2) | kInclusive);
         }
         // State entering each warp.
-        if (lane < WARPS) {
+        if (PASS != TilePass::Reduce && lane < WARPS) {
             if (mask >> warpMatrix(lane) & 1ull)
                 matVecAdd<D>(mats + warpMatrix(lane) * D * D, prefix, warpExcl);
 #pragma unroll
@@ -304,50 +333,51 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
         }
     }
     __syncthreads();
-
-    // State entering this thread's run, then the recurrence again from it.
-    {
-        Real wp[D];
-#pragma unroll
-        for (int j = 0; j < D; ++j)
-            wp[j] = warpPrefix[warp][j];
-        if (mask >> laneMatrix(lane) & 1ull)
-            matVecAdd<D>(mats + laneMatrix(lane) * D * D, wp, e);
-    }
-#pragma unroll
-    for (int j = 0; j < D; ++j)
-        s[j] = e[j];
-    const int first = threadIdx.x * K;
-    if (lastTile) {
-        Sys::template recur<K, true>(c, w, s, y, valid - first);
-        if (first <= valid - 1 && valid - 1 < first + K) {
-            // This thread holds the channel's last sample: its state is the channel's final state.
-            Real* stOut = p.stateOut + channel * p.stateStride;
+    if constexpr (PASS != TilePass::Reduce) {
+        // State entering this thread's run, then the recurrence again from it.
+        {
+            Real wp[D];
 #pragma unroll
             for (int j = 0; j < D; ++j)
-                stOut[H + j] = s[j];
+                wp[j] = warpPrefix[warp][j];
+            if (mask >> laneMatrix(lane) & 1ull)
+                matVecAdd<D>(mats + laneMatrix(lane) * D * D, wp, e);
         }
-        if (threadIdx.x < H) {
-            const long long n = p.samples - 1 - threadIdx.x;
-            p.stateOut[channel * p.stateStride + threadIdx.x] =
-                n >= 0 ? static_cast<Real>(x[n]) : stIn[threadIdx.x - p.samples];
+#pragma unroll
+        for (int j = 0; j < D; ++j)
+            s[j] = e[j];
+        const int first = threadIdx.x * K;
+        if (lastTile) {
+            Sys::template recur<K, true>(c, w, s, y, valid - first);
+            if (first <= valid - 1 && valid - 1 < first + K) {
+                // This thread holds the channel's last sample: its state is the channel's final state.
+                Real* stOut = p.stateOut + channel * p.stateStride;
+#pragma unroll
+                for (int j = 0; j < D; ++j)
+                    stOut[H + j] = s[j];
+            }
+            if (threadIdx.x < H) {
+                const long long n = p.samples - 1 - threadIdx.x;
+                p.stateOut[channel * p.stateStride + threadIdx.x] =
+                    n >= 0 ? static_cast<Real>(x[n]) : stIn[threadIdx.x - p.samples];
+            }
+        } else {
+            Sys::template recur<K, false>(c, w, s, y, K);
         }
-    } else {
-        Sys::template recur<K, false>(c, w, s, y, K);
-    }
 
-    // Store through shared memory so the global writes are coalesced. Every thread has finished reading
-    // its inputs from the tile (the barrier above), so the tile can be overwritten.
+        // Store through shared memory so the global writes are coalesced. Every thread has finished reading
+        // its inputs from the tile (the barrier above), so the tile can be overwritten.
 #pragma unroll
-    for (int i = 0; i < K; ++i)
-        tile[padIndex(H + first + i)] = static_cast<float>(y[i]);
-    __syncthreads();
-    float* out = p.out + channel * p.stride + start;
+        for (int i = 0; i < K; ++i)
+            tile[padIndex(H + first + i)] = static_cast<float>(y[i]);
+        __syncthreads();
+        float* out = p.out + channel * p.stride + start;
 #pragma unroll
-    for (int i = 0; i < K; ++i) {
-        const int l = i * THREADS + threadIdx.x;
-        if (l < valid)
-            __stcs(out + l, tile[padIndex(H + l)]);
+        for (int i = 0; i < K; ++i) {
+            const int l = i * THREADS + threadIdx.x;
+            if (l < valid)
+                __stcs(out + l, tile[padIndex(H + l)]);
+        }
     }
 }
 

@@ -99,4 +99,15 @@ TransitionTables buildTransitionTables(const std::vector<double>& a, int d, int 
     return t;
 }
 
+std::vector<double> buildDoublingTables(const std::vector<double>& a, int d, long long tile, int count)
+{
+    std::vector<double> out;
+    Matrix m = power(a, tile, d);
+    for (int k = 0; k < count; ++k) {
+        out.insert(out.end(), m.begin(), m.end());
+        m = multiply(m, m, d);
+    }
+    return out;
+}
+
 } // namespace quell::gpu::iir

@@ -19,4 +19,8 @@ struct TransitionTables {
 TransitionTables buildTransitionTables(const std::vector<double>& a, int d, int k, int warps,
                                        double negligible = 1e-10);
 
+// T_{tile 2^k}, k = 0..count-1 (count matrices of D x D): the recursive-doubling steps of paper 000's fast
+// look-ahead across tiles of `tile` samples.
+std::vector<double> buildDoublingTables(const std::vector<double>& a, int d, long long tile, int count);
+
 } // namespace quell::gpu::iir

@@ -2,8 +2,10 @@
 // CUB's inclusive scan (the prefix-sum recurrence y[n] = x[n] + y[n-1]) measured in the same run.
 //   - orders 1, 2, 4, 8 (direct form, float32 arithmetic; order 8 also as 4 biquads) at 2^20 .. 2^28
 //     samples: samples/s and fraction of copy bandwidth at 8 bytes per sample (4 read + 4 written);
-//   - paper 000's case (4M samples, orders 1, 2, 4, 8) beside its Table 1 milliseconds (GTX 285);
-//   - batched: 1024 channels x 4096 samples, order 2, a filter per channel.
+//   - every schedule (block per tile, persistent, warp per tile, paper 000's multi-block) at 2^22, 2^26, 2^28;
+//   - paper 000's case (4M samples, orders 1, 2, 4, 8): the default PLR scan and paper 000's multi-block
+//     algorithm beside its Table 1 milliseconds (GTX 285);
+//   - batched: 1024 channels x 4096 samples, order 2, a filter per channel, every schedule.
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -81,6 +83,20 @@ int repsFor(std::size_t samples) { return static_cast<int>(std::clamp<std::size_
 namespace {
 
 using namespace gpubench;
+
+constexpr gpu::IirSchedule kSchedules[] = {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent,
+                                           gpu::IirSchedule::WarpPerTile, gpu::IirSchedule::MultiBlock};
+
+const char* scheduleName(gpu::IirSchedule s)
+{
+    switch (s) {
+    case gpu::IirSchedule::OneTilePerBlock: return "tile per block";
+    case gpu::IirSchedule::Persistent: return "persistent";
+    case gpu::IirSchedule::WarpPerTile: return "warp per tile";
+    case gpu::IirSchedule::MultiBlock: return "multi-block (paper 000)";
+    default: return "auto";
+    }
+}
 
 // Direct-form coefficients (DirectFormIir convention) with poles at radius r spread over the upper half
 // plane (and one real pole for odd orders) and zeros at -1: a typical stable low-pass shape.
@@ -185,21 +201,25 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
             }
         }
     }
-    // The two schedules (a block per tile; persistent blocks prefetching their next tile), float32.
+    // Every schedule (Auto runs one of them: the table shows which wins where); float64 at 2^26 only.
     for (const int order : {1, 2, 4, 8}) {
-        const auto c = lowPassLike(order, 0.95);
-        gpu::GpuIir iir;
-        iir.prepareDirect(&c, 1, 1, maxN, gpu::IirArithmetic::Float32);
-        for (const int lg : {22, 26, maxLog}) {
-            const std::size_t n = std::size_t(1) << std::min(lg, maxLog);
-            for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
-                iir.setSchedule(schedule);
-                const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
-                const double sps = static_cast<double>(n) / (ms * 1e-3);
-                report.add("schedule", {{"order", static_cast<long long>(order)},
-                                        {"schedule", std::string(schedule == gpu::IirSchedule::Persistent ? "persistent" : "tile per block")},
-                                        {"samples", static_cast<long long>(n)}, {"G samples/s", sps / 1e9},
-                                        {"fraction of copy", sps * 8.0 / copyBps}});
+        for (const auto arith : {gpu::IirArithmetic::Float32, gpu::IirArithmetic::Float64}) {
+            const auto c = lowPassLike(order, 0.95);
+            gpu::GpuIir iir;
+            iir.prepareDirect(&c, 1, 1, maxN, arith);
+            const bool f32 = arith == gpu::IirArithmetic::Float32;
+            for (const int lg : {22, 26, maxLog}) {
+                if (!f32 && lg != std::min(26, maxLog))
+                    continue;
+                const std::size_t n = std::size_t(1) << std::min(lg, maxLog);
+                for (const auto schedule : kSchedules) {
+                    iir.setSchedule(schedule);
+                    const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
+                    const double sps = static_cast<double>(n) / (ms * 1e-3);
+                    report.add("schedule", {{"order", static_cast<long long>(order)}, {"schedule", std::string(scheduleName(schedule))},
+                                            {"samples", static_cast<long long>(n)}, {"ms", ms}, {"G samples/s", sps / 1e9},
+                                            {"fraction of copy", sps * 8.0 / copyBps}, {"variant", std::string(iir.variant())}});
+                }
             }
         }
     }
@@ -212,6 +232,18 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
             const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
             row("throughput", "cascade 4 biquads (order 8)", n, ms, iir.variant());
         }
+        for (const int lg : {22, 26, maxLog}) {
+            const std::size_t n = std::size_t(1) << std::min(lg, maxLog);
+            for (const auto schedule : kSchedules) {
+                iir.setSchedule(schedule);
+                const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), repsFor(n), [&] { iir.processDevice(x.get(), y.get(), n, n); });
+                const double sps = static_cast<double>(n) / (ms * 1e-3);
+                report.add("schedule, cascade 4 biquads", {{"schedule", std::string(scheduleName(schedule))}, {"samples", static_cast<long long>(n)},
+                                                           {"ms", ms}, {"G samples/s", sps / 1e9}, {"fraction of copy", sps * 8.0 / copyBps},
+                                                           {"variant", std::string(iir.variant())}});
+            }
+        }
+        iir.setSchedule(gpu::IirSchedule::Auto);
         // A slowly decaying audio filter: Butterworth-like high-pass pole pair near z = 1 (20 Hz at 48 kHz).
         const double w = std::tan(3.141592653589793 * 20.0 / 48000.0), qf = std::sqrt(0.5), nrm = 1.0 / (1.0 + w / qf + w * w);
         const std::vector<gpu::BiquadCoefficients> hp{{nrm, -2.0 * nrm, nrm, 2.0 * (w * w - 1.0) * nrm, (1.0 - w / qf + w * w) * nrm}};
@@ -224,7 +256,8 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
         }
     }
 
-    // Paper 000, Table 1: 4M samples on a GTX 285, GPU milliseconds for orders 1, 2, 4, 8.
+    // Paper 000, Table 1: 4M samples on a GTX 285, GPU milliseconds for orders 1, 2, 4, 8; here the default
+    // (Auto) scan and paper 000's own algorithm (multi-block with fast look-ahead) on this device.
     const double paperMs[] = {0.728, 0.902, 1.317, 2.058};
     int idx = 0;
     for (const int order : {1, 2, 4, 8}) {
@@ -233,8 +266,13 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
         gpu::GpuIir iir;
         iir.prepareDirect(&c, 1, 1, n);
         const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), 50, [&] { iir.processDevice(x.get(), y.get(), n, n); });
-        report.add("paper 000 case (4M samples)", {{"order", static_cast<long long>(order)}, {"ms", ms},
-                                                   {"paper ms (GTX 285)", paperMs[idx]}, {"speed-up", paperMs[idx] / ms}});
+        const std::string autoVariant = iir.variant();
+        iir.setSchedule(gpu::IirSchedule::MultiBlock);
+        const double msLs = timeMs(static_cast<cudaStream_t>(iir.stream()), 50, [&] { iir.processDevice(x.get(), y.get(), n, n); });
+        report.add("paper 000 case (4M samples)", {{"order", static_cast<long long>(order)}, {"ms (auto)", ms},
+                                                   {"ms (paper 000 multi-block)", msLs},
+                                                   {"paper ms (GTX 285)", paperMs[idx]}, {"speed-up (auto)", paperMs[idx] / ms},
+                                                   {"auto variant", autoVariant}});
         ++idx;
     }
 
@@ -247,10 +285,15 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
             sets.push_back(lowPassLike(2, 0.5 + 0.45 * c / channels));
         gpu::GpuIir iir;
         iir.prepareDirect(sets.data(), sets.size(), channels, n);
-        const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), 100, [&] { iir.processDevice(x.get(), y.get(), n, n); });
-        const double sps = static_cast<double>(n) * channels / (ms * 1e-3);
-        report.add("batched", {{"channels", static_cast<long long>(channels)}, {"samples", static_cast<long long>(n)},
-                               {"order", 2LL}, {"ms", ms}, {"G samples/s", sps / 1e9}, {"fraction of copy", sps * 8.0 / copyBps}});
+        for (const auto schedule : {gpu::IirSchedule::Auto, kSchedules[0], kSchedules[1], kSchedules[2], kSchedules[3]}) {
+            iir.setSchedule(schedule);
+            const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), 100, [&] { iir.processDevice(x.get(), y.get(), n, n); });
+            const double sps = static_cast<double>(n) * channels / (ms * 1e-3);
+            report.add("batched", {{"channels", static_cast<long long>(channels)}, {"samples", static_cast<long long>(n)},
+                                   {"order", 2LL}, {"schedule", std::string(scheduleName(schedule))}, {"ms", ms},
+                                   {"G samples/s", sps / 1e9}, {"fraction of copy", sps * 8.0 / copyBps},
+                                   {"variant", std::string(iir.variant())}});
+        }
     }
 
     report.print();

@@ -125,6 +125,9 @@ bool allFinite(const std::vector<float>& v)
 
 double directTolerance(int order) { return order <= 2 ? 1e-5 : order <= 4 ? 1e-4 : 1e-3; }
 
+constexpr gpu::IirSchedule kSchedules[] = {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent,
+                                           gpu::IirSchedule::WarpPerTile, gpu::IirSchedule::MultiBlock};
+
 } // namespace
 
 TEST_CASE("GpuIir direct form over 2^24 samples meets the accuracy targets", "[gpu][iir]")
@@ -222,30 +225,39 @@ TEST_CASE("GpuIir: awkward lengths, block splits, channels with their own filter
                 sets.push_back(randomDirect(order, static_cast<std::uint32_t>(1000 + 31 * order + c + n % 97)));
             const auto xd = test::whiteNoise(channels * n, static_cast<std::uint32_t>(n + order));
             const auto x = test::cast<float>(std::span<const double>(xd));
-            gpu::GpuIir iir;
-            // A small maxSamples forces multi-launch splitting inside processDevice for the long cases.
-            iir.prepareDirect(sets, channels, n > 100000 ? 300000 : 8192);
-            std::vector<std::vector<double>> pastIn(channels), pastOut(channels);
+            std::vector<std::vector<double>> pastIn(channels), pastOut(channels), refs(channels);
+            std::vector<std::vector<float>> pastInF(channels), pastOutF(channels);
             for (int c = 0; c < channels; ++c) {
                 const auto pi = test::whiteNoise(static_cast<std::size_t>(order), static_cast<std::uint32_t>(c + 5));
                 const auto po = test::whiteNoise(static_cast<std::size_t>(order), static_cast<std::uint32_t>(c + 9));
-                std::vector<float> fi(pi.begin(), pi.end()), fo(po.begin(), po.end());
-                pastIn[c].assign(fi.begin(), fi.end());
-                pastOut[c].assign(fo.begin(), fo.end());
-                iir.setState(c, fi, fo);
-            }
-            const std::size_t maxBlock = n < 100 ? 4 : n / 3 + 1;
-            const auto y = test::runInRandomBlocks(iir, x, channels, n, static_cast<std::uint32_t>(rng()), maxBlock);
-            CHECK(allFinite(y));
-            double worst = 0.0;
-            for (int c = 0; c < channels; ++c) {
+                pastInF[c].assign(pi.begin(), pi.end());
+                pastOutF[c].assign(po.begin(), po.end());
+                pastIn[c].assign(pastInF[c].begin(), pastInF[c].end());
+                pastOut[c].assign(pastOutF[c].begin(), pastOutF[c].end());
                 const std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * n), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * n));
-                const auto ref = cpuDirect(sets[static_cast<std::size_t>(c)], xc, pastIn[c], pastOut[c]);
-                const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(ref));
-                worst = std::max(worst, err);
+                refs[c] = cpuDirect(sets[static_cast<std::size_t>(c)], xc, pastIn[c], pastOut[c]);
             }
-            INFO("order " << order << " length " << n << " worst channel error " << worst);
-            CHECK(worst <= directTolerance(order));
+            const std::uint32_t splitSeed = static_cast<std::uint32_t>(rng());
+            // The default (Auto) and the two strategies that differ most from it in tiling and state handling.
+            for (const auto schedule : {gpu::IirSchedule::Auto, gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::WarpPerTile,
+                                        gpu::IirSchedule::MultiBlock}) {
+                gpu::GpuIir iir;
+                // A small maxSamples forces multi-launch splitting inside processDevice for the long cases.
+                iir.prepareDirect(sets, channels, n > 100000 ? 300000 : 8192);
+                iir.setSchedule(schedule);
+                for (int c = 0; c < channels; ++c)
+                    iir.setState(c, pastInF[c], pastOutF[c]);
+                const std::size_t maxBlock = n < 100 ? 4 : n / 3 + 1;
+                const auto y = test::runInRandomBlocks(iir, x, channels, n, splitSeed, maxBlock);
+                CHECK(allFinite(y));
+                double worst = 0.0;
+                for (int c = 0; c < channels; ++c) {
+                    const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(refs[c]));
+                    worst = std::max(worst, err);
+                }
+                INFO("order " << order << " length " << n << " " << iir.variant() << " worst channel error " << worst);
+                CHECK(worst <= directTolerance(order));
+            }
         }
     }
 }
@@ -307,7 +319,7 @@ TEST_CASE("GpuIir slowly decaying filter (pole radius 0.9995) keeps the look-bac
     const auto xr = asDouble(x);
     gpu::DirectFormCoefficients c{{r32(0.001)}, {1.0, r32(0.9995)}};
     const auto ref = cpuDirect(c, xr);
-    for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
+    for (const auto schedule : kSchedules) {
         gpu::GpuIir iir;
         iir.prepareDirect(std::span<const gpu::DirectFormCoefficients>(&c, 1), 1, n, gpu::IirArithmetic::Float32);
         iir.setSchedule(schedule);
@@ -320,7 +332,7 @@ TEST_CASE("GpuIir slowly decaying filter (pole radius 0.9995) keeps the look-bac
     }
 }
 
-TEST_CASE("GpuIir: both schedules (a block per tile, persistent) agree across channel boundaries", "[gpu][iir]")
+TEST_CASE("GpuIir: every schedule (block, persistent, warp per tile, multi-block) across channel boundaries", "[gpu][iir]")
 {
     const int channels = 5;
     const std::size_t n = 10007; // a partial last tile in every channel
@@ -331,7 +343,7 @@ TEST_CASE("GpuIir: both schedules (a block per tile, persistent) agree across ch
         const auto xd = test::whiteNoise(channels * n, static_cast<std::uint32_t>(order + 55));
         const auto x = test::cast<float>(std::span<const double>(xd));
         for (const auto arith : {gpu::IirArithmetic::Float32, gpu::IirArithmetic::Float64}) {
-            for (const auto schedule : {gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::Persistent}) {
+            for (const auto schedule : kSchedules) {
                 gpu::GpuIir iir;
                 iir.prepareDirect(sets, channels, n, arith);
                 iir.setSchedule(schedule);
@@ -346,6 +358,41 @@ TEST_CASE("GpuIir: both schedules (a block per tile, persistent) agree across ch
                     CHECK(err <= directTolerance(order));
                 }
             }
+        }
+    }
+}
+
+TEST_CASE("GpuIir order 1, long multi-channel calls (the long-signal warp tiles) with state carried across calls", "[gpu][iir]")
+{
+    // Above 2^23 samples per launch the order-1 warp-per-tile kernel switches to its long-signal tile shape;
+    // the other tests run it on one channel only.
+    const int channels = 3;
+    const std::size_t n = 3000017;
+    std::vector<gpu::DirectFormCoefficients> sets;
+    for (int c = 0; c < channels; ++c)
+        sets.push_back(randomDirect(1, static_cast<std::uint32_t>(7100 + c)));
+    const auto xd = test::whiteNoise(channels * n, 7177);
+    const auto x = test::cast<float>(std::span<const double>(xd));
+    for (const auto schedule : {gpu::IirSchedule::Auto, gpu::IirSchedule::WarpPerTile}) {
+        gpu::GpuIir iir;
+        iir.prepareDirect(sets, channels, n);
+        iir.setSchedule(schedule);
+        std::vector<std::vector<double>> pastIn(channels), pastOut(channels);
+        for (int c = 0; c < channels; ++c) {
+            const std::vector<float> fi{0.25f * static_cast<float>(c + 1)}, fo{-0.5f * static_cast<float>(c + 1)};
+            iir.setState(c, fi, fo);
+            pastIn[c].assign(fi.begin(), fi.end());
+            pastOut[c].assign(fo.begin(), fo.end());
+        }
+        // Two calls, the first ending inside a tile: the second starts from the carried state.
+        const auto y = test::runInRandomBlocks(iir, x, channels, n, 4242u, n - 12345);
+        CHECK(allFinite(y));
+        for (int c = 0; c < channels; ++c) {
+            const std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * n), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * n));
+            const auto ref = cpuDirect(sets[static_cast<std::size_t>(c)], xc, pastIn[c], pastOut[c]);
+            const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(ref));
+            INFO("channel " << c << " " << iir.variant());
+            CHECK(err <= 1e-5);
         }
     }
 }
