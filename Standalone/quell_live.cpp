@@ -2,6 +2,7 @@
 //   quell-live --list-devices
 //   quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]
 //              [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--rate HZ] [--block N] [--seconds S]
+//              [--suppression DB] [--no-comfort-noise]
 //   quell-live ... --far-end-device DEV   (the far end from a capture device, e.g. a loopback of the call app)
 // Plays the far-end file to the output device, captures the microphone, cancels the far end's echo and
 // records the cleaned microphone. Ctrl-C or SIGTERM ends cleanly with a complete WAV.
@@ -66,7 +67,9 @@ void usage(std::FILE* f)
                  "                  [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--rate HZ] [--block N] [--seconds S]\n"
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
-                 "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n");
+                 "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
+                 "--suppression DB: residual echo suppression, at most DB of attenuation (default 12; 0 = none, and no\n"
+                 "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n");
 }
 
 Options parse(int argc, char** argv)
@@ -89,6 +92,11 @@ Options parse(int argc, char** argv)
         else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), 8, 8192);
         else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
         else if (a == "--rate") o.rate = io::parseInt("--rate", value(), 8000, 192000);
+        else if (a == "--suppression") {
+            const double db = io::parseDouble("--suppression", value(), 0.0, 60.0);
+            o.aec.suppressor.enabled = db > 0.0;
+            o.aec.suppressor.maxAttenuationDb = db;
+        } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
         else if (a == "--block") o.block = io::parseInt("--block", value(), 16, 4096);
         else if (a == "--seconds") o.seconds = io::parseDouble("--seconds", value(), 0.1, 1e7);
         else if (a == "--backend") {

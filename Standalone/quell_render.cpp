@@ -1,6 +1,6 @@
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
-//                [--backend cpu|gpu|auto] [--metrics M.json] [--quiet]
+//                [--backend cpu|gpu|auto] [--suppression DB] [--no-comfort-noise] [--metrics M.json] [--quiet]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
 // input (nothing written), 1 failure while processing (nothing written).
@@ -46,6 +46,9 @@ void printUsage(std::FILE* f)
                  "  --lambda L        RLS forgetting factor, 0.9 to 1 (default 0.9999: about 0.6 s of memory)\n"
                  "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
                  "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
+                 "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
+                 "                    (default 12; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
+                 "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
                  "  --quiet           no progress bar and no summary\n");
 }
@@ -76,7 +79,12 @@ Options parse(int argc, char** argv)
             if (!b)
                 throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
             o.aec.backend = *b;
-        } else if (a == "--quiet") o.quiet = true;
+        } else if (a == "--suppression") {
+            const double db = io::parseDouble("--suppression", value(), 0.0, 60.0);
+            o.aec.suppressor.enabled = db > 0.0;
+            o.aec.suppressor.maxAttenuationDb = db;
+        } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
+        else if (a == "--quiet") o.quiet = true;
         else if (a == "--help" || a == "-h") {
             printUsage(stdout);
             std::exit(0);
@@ -134,7 +142,10 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
           << ", \"frames\": " << frames << ", \"seconds\": " << jsonNumber(seconds) << "},\n";
         f << "  \"settings\": {\"taps\": " << c.taps << ", \"lambda\": " << jsonNumber(c.lambda)
           << ", \"delta\": " << jsonNumber(c.delta) << ", \"canceller_rate\": " << c.sampleRate
-          << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz) << ", \"backend_requested\": "
+          << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz)
+          << ", \"suppression_db\": " << jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)
+          << ", \"comfort_noise\": " << (c.suppressor.enabled && c.suppressor.comfortNoise ? "true" : "false")
+          << ", \"backend_requested\": "
           << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(stats.mode)
           << ", \"latency_samples\": " << engine.latencySamples() << "},\n";
         f << "  \"timings\": {\"wall_seconds\": " << jsonNumber(wall) << ", \"real_time_factor\": "
