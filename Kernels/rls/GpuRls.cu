@@ -336,6 +336,24 @@ void GpuRls::copyWeights(int channel, float* out, std::size_t count) const
                                 count * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
+void GpuRls::restartCovariance(int channel)
+{
+    Impl& m = *impl_;
+    if (channel < 0 || channel >= m.channels)
+        throw std::out_of_range("GpuRls::restartCovariance: no channel " + std::to_string(channel));
+    const cudaStream_t s = m.stream.get();
+    rls::launchIdentity(m.P.get() + static_cast<std::size_t>(channel) * m.pStride, 1, m.pStride, m.rowsTotal,
+                        m.paddedColumns, m.taps, static_cast<float>(1.0 / m.settings.delta), s);
+    // The deferred rank-one update of the last sample belongs to the forgotten P: drop it, as the CPU
+    // twin does.
+    rls::ChannelState st{};
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(&st, m.state.get() + channel, sizeof st, cudaMemcpyDeviceToHost, s));
+    m.stream.synchronize();
+    st.pending = 0;
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get() + channel, &st, sizeof st, cudaMemcpyHostToDevice, s));
+    m.stream.synchronize();
+}
+
 dsp::RlsHealth GpuRls::health(int channel) const
 {
     const Impl& m = *impl_;

@@ -52,6 +52,9 @@ public:
     // The first `count` weights of a channel into `out` (count <= taps), without allocating: the echo
     // canceller's foreground copy runs on the real-time thread.
     void copyWeights(int channel, float* out, std::size_t count) const;
+    // P = I / delta for one channel, weights kept (dsp::Rls::restartCovariance): between process()
+    // calls, from the thread that calls them.
+    void restartCovariance(int channel = 0);
     dsp::RlsHealth health(int channel = 0) const;
     int channels() const;
     int taps() const;

@@ -17,6 +17,7 @@ public:
         rls_.process(mic, ref, out);
     }
     void reset() override { rls_.reset(); }
+    void restartCovariance() override { rls_.restartCovariance(); }
     std::vector<float> weights() const override
     {
         const auto w = rls_.weights();

@@ -65,6 +65,8 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     foreground_.prepare(fg);
     if (settings.suppressor.enabled)
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
+    pathChange_.prepare({});
+    segMic_ = segOut_ = segRef_ = 0.0;
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
@@ -88,6 +90,8 @@ void EchoCanceller::reset()
     foreground_.reset();
     if (settings_.suppressor.enabled)
         suppressor_.reset();
+    pathChange_.reset();
+    segMic_ = segOut_ = segRef_ = 0.0;
 }
 
 void EchoCanceller::alignReference(std::span<const float> mic, std::span<float> ref)
@@ -123,14 +127,30 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
         if (!refDelayLine_.empty())
             alignReference(m, r);
         const std::span<float> o = out.subspan(pos, n);
-        if (!settings_.twoPath && controls_.adapt) {
-            filter_->process(m, r, o);
-        } else {
-            for (std::size_t at = 0; at < n;) {
-                const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
-                filter_->process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k));
-                foreground_.process(m.subspan(at, k), r.subspan(at, k), o.subspan(at, k), o.subspan(at, k), *filter_);
-                at += k;
+        // Segment by segment (the foreground's 10 ms), so that copies and restarts fall on the same
+        // samples whatever the block size.
+        for (std::size_t at = 0; at < n;) {
+            const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
+            const auto mk = m.subspan(at, k), rk = r.subspan(at, k);
+            const auto ok = o.subspan(at, k);
+            filter_->process(mk, rk, ok);
+            if (settings_.twoPath || !controls_.adapt)
+                foreground_.process(mk, rk, ok, ok, *filter_);
+            else
+                foreground_.skip(k);
+            for (std::size_t i = 0; i < k; ++i) {
+                segMic_ += double(mk[i]) * mk[i];
+                segOut_ += double(ok[i]) * ok[i];
+                segRef_ += double(rk[i]) * rk[i];
+            }
+            at += k;
+            if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
+                if (settings_.restartOnPathChange && controls_.adapt
+                    && pathChange_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples())) {
+                    filter_->restartCovariance();
+                    foreground_.backgroundRestarted();
+                }
+                segMic_ = segOut_ = segRef_ = 0.0;
             }
         }
         if (settings_.suppressor.enabled)

@@ -19,6 +19,7 @@
 #include "aec/FarEndDelayEstimator.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
+#include "aec/PathChangeDetector.h"
 #include "aec/ResidualEchoSuppressor.h"
 #include "dsp/BiquadCascade.h"
 
@@ -56,6 +57,8 @@ struct EchoCancellerSettings {
     // Residual echo suppression and comfort noise after the linear filter (enabled: N - 1 samples of
     // latency, 127 at 16 kHz; the amount and the comfort noise can change at run time).
     SuppressorSettings suppressor{};
+    // Restart the filter's covariance when the output loses its echo reduction (PathChangeDetector).
+    bool restartOnPathChange = true;
 };
 
 // What a user may change while audio runs, without a rebuild.
@@ -98,6 +101,8 @@ public:
     int alignedDelaySamples() const { return appliedDelay_; }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
     long foregroundCopies() const { return foreground_.copies(); }
+    // Covariance restarts after a suspected echo-path change.
+    long pathChangeRestarts() const { return pathChange_.restarts(); }
 
 private:
     // Feeds the delay estimator and replaces ref by the far end delayed by the applied delay.
@@ -110,6 +115,8 @@ private:
     FarEndDelayEstimator delayEstimator_;
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
+    PathChangeDetector pathChange_;
+    double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0;
     CancellerControls controls_{};
     std::vector<float> refDelayLine_;   // ring of the high-passed far end, maxDelay + 1 samples
     std::size_t delayWrite_ = 0;

@@ -23,12 +23,14 @@ void ForegroundEchoFilter::reset()
     segFg_ = segBg_ = 0.0;
     inSegment_ = better_ = 0;
     copies_ = 0;
+    restarted_ = false;
 }
 
 void ForegroundEchoFilter::copyFrom(const LinearEchoFilter& source)
 {
     source.copyWeights(w_);
     ++copies_;
+    restarted_ = false;
 }
 
 void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const float> ref,
@@ -53,7 +55,8 @@ void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const f
         segBg_ += double(eb) * eb;
         out[n] = ef;
         if (++inSegment_ == settings_.segmentSamples) {
-            better_ = segBg_ < settings_.copyWhenBelow * segFg_ ? better_ + 1 : 0;
+            const double below = restarted_ ? settings_.copyAfterRestartBelow : settings_.copyWhenBelow;
+            better_ = segBg_ < below * segFg_ ? better_ + 1 : 0;
             if (better_ >= settings_.copyAfterSegments && copying_) {
                 copyFrom(source);
                 better_ = 0;

@@ -26,6 +26,9 @@ struct ForegroundSettings {
     int taps = 1024;
     int segmentSamples = 160;        // 10 ms at 16 kHz
     double copyWhenBelow = 0.8;      // background error energy below this fraction of the foreground's
+    // After the background's covariance was restarted it fits whatever it hears, the near end of a
+    // double talk included: its first copy must be clearly better (10 dB), as after a real path change.
+    double copyAfterRestartBelow = 0.1;
     int copyAfterSegments = 2;
 };
 
@@ -43,9 +46,14 @@ public:
     // calling process(), so that a copy takes the background's weights as they are at the segment's
     // end, whatever the block size (the output does not depend on how the host splits the signal).
     int samplesToSegmentEnd() const { return settings_.segmentSamples - inSegment_; }
+    int segmentSamples() const { return settings_.segmentSamples; }
+    // Advances the segment clock by n samples without filtering (the foreground idle: one-path mode).
+    void skip(std::size_t n) { inSegment_ = static_cast<int>((static_cast<std::size_t>(inSegment_) + n) % static_cast<std::size_t>(settings_.segmentSamples)); }
 
     // Off: the foreground keeps its weights whatever the background does (a user's freeze).
     void setCopying(bool on) { copying_ = on; }
+    // The background was restarted: until its next copy, require copyAfterRestartBelow.
+    void backgroundRestarted() { restarted_ = true; }
     // Takes the background's weights now (no allocation).
     void copyFrom(const LinearEchoFilter& source);
 
@@ -61,6 +69,7 @@ private:
     int inSegment_ = 0, better_ = 0;
     long copies_ = 0;
     bool copying_ = true;
+    bool restarted_ = false;
 };
 
 } // namespace quell::aec

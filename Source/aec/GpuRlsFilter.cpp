@@ -24,6 +24,7 @@ public:
         rls_.process(mic, ref, out);
     }
     void reset() override { rls_.reset(); }
+    void restartCovariance() override { rls_.restartCovariance(0); }
     std::vector<float> weights() const override { return rls_.weights(0); }
     void copyWeights(std::span<float> out) const override
     {

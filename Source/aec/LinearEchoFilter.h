@@ -25,6 +25,8 @@ public:
         for (std::size_t i = 0; i < out.size(); ++i)
             out[i] = i < w.size() ? w[i] : 0.0f;
     }
+    // P = I / delta with the weights kept (RLS); filters without a covariance ignore it.
+    virtual void restartCovariance() {}
     virtual dsp::RlsHealth health() const = 0;
     virtual std::string description() const = 0;
     virtual bool onGpu() const = 0;

@@ -44,6 +44,9 @@ public:
 
     void prepare(const RlsSettings& settings);
     void reset();
+    // Forgets the covariance (P = I / delta) and keeps the weights: re-convergence within a few filter
+    // lengths after the echo path changed (see aec/PathChangeDetector.h).
+    void restartCovariance() { reinitialiseP(); }
 
     // mic = d, ref = x (far end), out = e; all the same length. out may alias mic.
     void process(std::span<const T> mic, std::span<const T> ref, std::span<T> out);

@@ -148,6 +148,49 @@ TEST_CASE("GPU RLS error signal matches float64 CPU RLS (white and coloured inpu
     }
 }
 
+TEST_CASE("GPU RLS covariance restart (weights kept) matches the CPU twin's", "[gpu][rls]")
+{
+    // Half a second of one room, a restart, half a second of another: the restart must act on the same
+    // sample on both sides, and the GPU must follow the float32 CPU twin as closely as without it.
+    constexpr std::size_t half = 8000;
+    for (int taps : {256, 1000}) {
+        const EchoCase a = makeEcho(half, taps, 3100u + static_cast<unsigned>(taps), false);
+        const EchoCase b = makeEcho(half, taps, 3200u + static_cast<unsigned>(taps), true);
+        RlsSettings s;
+        s.taps = taps;
+        Rls<float> cpu;
+        cpu.prepare(s);
+        cpu.setWorkerThreads(1);
+        std::vector<float> eCpu(2 * half), eGpu(2 * half, kNaN);
+        for (const RlsLaunchPolicy& layout : layoutsFor(taps)) {
+            cpu.reset();
+            GpuRls gpu;
+            gpu.prepare(s, 1, 1024, layout);
+            cpu.process(a.d, a.x, std::span<float>(eCpu).first(half));
+            const std::vector<float> first = runGpu(gpu, a.d, a.x, 1024);
+            cpu.restartCovariance();
+            gpu.restartCovariance();
+            cpu.process(b.d, b.x, std::span<float>(eCpu).subspan(half));
+            const std::vector<float> second = runGpu(gpu, b.d, b.x, 1024);
+            std::copy(first.begin(), first.end(), eGpu.begin());
+            std::copy(second.begin(), second.end(), eGpu.begin() + static_cast<std::ptrdiff_t>(half));
+            const double err = quell::test::relativeL2<float, float>(eGpu, eCpu);
+            // Converged on the second room within a few filter lengths of the restart.
+            double tail = 0.0, mic = 0.0;
+            for (std::size_t i = half + 4 * static_cast<std::size_t>(taps); i < 2 * half; ++i) {
+                tail += double(eGpu[i]) * eGpu[i];
+                mic += double(b.d[i - half]) * b.d[i - half];
+            }
+            std::printf("[rls restart] N=%4d variant=%-17s relL2(GPU vs CPU f32)=%.3e  error after restart+4N: %.1f dB\n",
+                        taps, gpu.variant(), err, 10.0 * std::log10(tail / mic));
+            INFO("N=" << taps << " " << gpu.variant() << " relL2 " << err);
+            CHECK(allFinite(eGpu));
+            CHECK(err <= 1e-3);
+            CHECK(10.0 * std::log10(tail / mic) < -30.0);
+        }
+    }
+}
+
 TEST_CASE("GPU RLS output does not depend on how the stream is split into blocks", "[gpu][rls]")
 {
     for (int taps : {512, 1000}) {
