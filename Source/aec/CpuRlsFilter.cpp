@@ -16,6 +16,11 @@ public:
     {
         rls_.process(mic, ref, out);
     }
+    void processInterleaved(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
+    {
+        rls_.processInterleaved(mic, ref, out);
+    }
+    int channels() const override { return rls_.settings().channels; }
     void reset() override { rls_.reset(); }
     void restartCovariance() override { rls_.restartCovariance(); }
     std::vector<float> weights() const override
@@ -32,6 +37,10 @@ public:
     dsp::RlsHealth health() const override { return rls_.health(); }
     std::string description() const override
     {
+        const int channels = rls_.settings().channels;
+        if (channels > 1)
+            return "CPU float32 RLS, " + std::to_string(channels) + " far-end channels x " + std::to_string(rls_.taps() / channels)
+                   + " taps";
         return "CPU float32 RLS, " + std::to_string(rls_.taps()) + " taps";
     }
     bool onGpu() const override { return false; }

@@ -16,8 +16,13 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
         throw std::invalid_argument("echo canceller: maxBlock must be positive");
     if (!(settings.maxDelaySeconds >= 0.0 && settings.maxDelaySeconds <= 4.0) || !(settings.alignMarginSeconds >= 0.0))
         throw std::invalid_argument("echo canceller: maxDelaySeconds must be in [0, 4] and alignMarginSeconds >= 0");
+    if (settings.farEndChannels < 1 || settings.farEndChannels > kMaxFarEndChannels)
+        throw std::invalid_argument("echo canceller: the far end may have 1 or 2 channels (got "
+                                    + std::to_string(settings.farEndChannels) + ")");
+    const std::size_t channels = static_cast<std::size_t>(settings.farEndChannels);
     dsp::RlsSettings rls;
-    rls.taps = settings.taps;
+    rls.taps = settings.taps * settings.farEndChannels;
+    rls.channels = settings.farEndChannels;
     rls.lambda = settings.lambda;
     rls.delta = settings.delta;
     dsp::validate(rls);
@@ -34,7 +39,8 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
             fallbackReason_ = whyNot;
         }
     }
-    if (!filter_ && settings.cpuRealtimeBudget > 0.0) {
+    // The real-time choice (shorter RLS or NLMS) knows one far-end channel only.
+    if (!filter_ && settings.cpuRealtimeBudget > 0.0 && channels == 1) {
         CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, settings.sampleRate, settings.cpuRealtimeBudget);
         filter_ = std::move(choice.filter);
         description_ = choice.mode;
@@ -46,14 +52,15 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
-    refHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
+    for (std::size_t c = 0; c < kMaxFarEndChannels; ++c)
+        refHighPass_[c].prepare(std::span<const dsp::Biquad>(&hp, 1));
     if (settings.maxDelaySeconds > 0.0) {
         DelayEstimatorSettings d;
         d.sampleRate = settings.sampleRate;
         d.maxDelaySeconds = settings.maxDelaySeconds;
         delayEstimator_.prepare(d);
-        refDelayLine_.assign(static_cast<std::size_t>(std::ceil(settings.maxDelaySeconds * settings.sampleRate)) + 1,
-                             0.0f);
+        delayLength_ = static_cast<std::size_t>(std::ceil(settings.maxDelaySeconds * settings.sampleRate)) + 1;
+        refDelayLine_.assign(delayLength_ * channels, 0.0f);
     } else {
         refDelayLine_.clear();
     }
@@ -61,6 +68,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     appliedDelay_ = 0;
     ForegroundSettings fg;
     fg.taps = static_cast<int>(filter_->weights().size());
+    fg.channels = settings.farEndChannels;
     fg.segmentSamples = std::max(1, settings.sampleRate / 100);
     foreground_.prepare(fg);
     if (settings.suppressor.enabled)
@@ -72,7 +80,9 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     controls_.comfortNoise = settings.suppressor.comfortNoise;
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
-    refScratch_.assign(maxBlock, 0.0f);
+    refScratch_.assign(maxBlock * channels, 0.0f);
+    refInterleaved_.assign(maxBlock * channels, 0.0f);
+    downmix_.assign(maxBlock, 0.0f);
 }
 
 void EchoCanceller::reset()
@@ -80,7 +90,8 @@ void EchoCanceller::reset()
     if (filter_)
         filter_->reset();
     micHighPass_.reset();
-    refHighPass_.reset();
+    for (auto& f : refHighPass_)
+        f.reset();
     if (!refDelayLine_.empty()) {
         delayEstimator_.reset();
         std::fill(refDelayLine_.begin(), refDelayLine_.end(), 0.0f);
@@ -94,46 +105,83 @@ void EchoCanceller::reset()
     segMic_ = segOut_ = segRef_ = 0.0;
 }
 
-void EchoCanceller::alignReference(std::span<const float> mic, std::span<float> ref)
+void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
 {
-    delayEstimator_.process(mic, ref);
+    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
+    // One bulk delay for all loudspeakers (they share the playback path): found on their sum.
+    std::span<const float> sum(refScratch_.data(), n);
+    if (channels > 1) {
+        for (std::size_t i = 0; i < n; ++i) {
+            float acc = 0.0f;
+            for (std::size_t c = 0; c < channels; ++c)
+                acc += refScratch_[c * maxBlock_ + i];
+            downmix_[i] = acc;
+        }
+        sum = std::span<const float>(downmix_.data(), n);
+    }
+    delayEstimator_.process(mic, sum);
     if (delayEstimator_.found()) {
         // Moves smaller than half the margin keep the direct path inside the filter: not worth the
         // re-convergence a shift of the reference costs.
         const int margin = static_cast<int>(std::lround(settings_.alignMarginSeconds * settings_.sampleRate));
-        const int target = std::clamp(delayEstimator_.delaySamples() - margin, 0,
-                                      static_cast<int>(refDelayLine_.size()) - 1);
+        const int target = std::clamp(delayEstimator_.delaySamples() - margin, 0, static_cast<int>(delayLength_) - 1);
         if (std::abs(target - appliedDelay_) > margin / 2)
             appliedDelay_ = target;
     }
-    const std::size_t len = refDelayLine_.size();
-    for (float& r : ref) {
-        refDelayLine_[delayWrite_] = r;
+    const std::size_t len = delayLength_;
+    for (std::size_t i = 0; i < n; ++i) {
         const std::size_t read = (delayWrite_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
-        r = refDelayLine_[read];
+        for (std::size_t c = 0; c < channels; ++c) {
+            float* line = &refDelayLine_[c * len];
+            float& r = refScratch_[c * maxBlock_ + i];
+            line[delayWrite_] = r;
+            r = line[read];
+        }
         delayWrite_ = delayWrite_ + 1 == len ? 0 : delayWrite_ + 1;
     }
 }
 
 void EchoCanceller::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
 {
-    if (mic.size() != ref.size() || out.size() < mic.size())
+    const std::span<const float> refs[1] = {ref};
+    process(mic, std::span<const std::span<const float>>(refs), out);
+}
+
+void EchoCanceller::process(std::span<const float> mic, std::span<const std::span<const float>> refs,
+                            std::span<float> out)
+{
+    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
+    if (refs.size() != channels)
+        throw std::invalid_argument("EchoCanceller::process: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
+                                    + std::to_string(channels));
+    for (const auto& ref : refs)
+        if (ref.size() != mic.size())
+            throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
+    if (out.size() < mic.size())
         throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
     for (std::size_t pos = 0; pos < mic.size(); pos += maxBlock_) {
         const std::size_t n = std::min(maxBlock_, mic.size() - pos);
-        std::span<float> m(micScratch_.data(), n), r(refScratch_.data(), n);
+        std::span<float> m(micScratch_.data(), n);
         micHighPass_.process(mic.subspan(pos, n), m);
-        refHighPass_.process(ref.subspan(pos, n), r);
+        for (std::size_t c = 0; c < channels; ++c)
+            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * maxBlock_, n));
         if (!refDelayLine_.empty())
-            alignReference(m, r);
+            alignReference(m, n);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t c = 0; c < channels; ++c)
+                refInterleaved_[i * channels + c] = refScratch_[c * maxBlock_ + i];
+        const std::span<const float> r(refInterleaved_.data(), n * channels);
         const std::span<float> o = out.subspan(pos, n);
         // Segment by segment (the foreground's 10 ms), so that copies and restarts fall on the same
         // samples whatever the block size.
         for (std::size_t at = 0; at < n;) {
             const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
-            const auto mk = m.subspan(at, k), rk = r.subspan(at, k);
+            const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
             const auto ok = o.subspan(at, k);
-            filter_->process(mk, rk, ok);
+            if (channels == 1)
+                filter_->process(mk, rk, ok);
+            else
+                filter_->processInterleaved(mk, rk, ok);
             if (settings_.twoPath || !controls_.adapt)
                 foreground_.process(mk, rk, ok, ok, *filter_);
             else
@@ -141,8 +189,9 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
             for (std::size_t i = 0; i < k; ++i) {
                 segMic_ += double(mk[i]) * mk[i];
                 segOut_ += double(ok[i]) * ok[i];
-                segRef_ += double(rk[i]) * rk[i];
             }
+            for (float x : rk)
+                segRef_ += double(x) * x;
             at += k;
             if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
                 if (settings_.restartOnPathChange && controls_.adapt

@@ -4,8 +4,10 @@
 // the taps cover the room rather than the playback and capture delay), then the adaptive linear filter
 // (RLS on the GPU or the CPU) as the background of a two-path scheme whose fixed foreground copy makes
 // the output (double-talk protection), then residual echo suppression with comfort noise
-// (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One channel: the
-// microphone, with the far end as reference.
+// (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One microphone channel;
+// the far end may be stereo (farEndChannels = 2): then one RLS over both loudspeaker channels (dsp::Rls
+// with a stacked regressor) learns the two echo paths together, on the CPU (the GPU RLS takes one
+// channel; Backend::Auto falls back and says so).
 //
 // Threading: prepare() and reset() from a non-real-time thread; process() and setControls() from one
 // thread at a time. Neither allocates.
@@ -25,11 +27,14 @@
 
 namespace quell::aec {
 
+inline constexpr int kMaxFarEndChannels = 2;
+
 struct EchoCancellerSettings {
     int sampleRate = 16000;
+    int farEndChannels = 1;
     // 1024 taps at 16 kHz = 64 ms: the direct path plus the early, strong part of an office or living
     // room echo (RT60 0.2-0.3 s decays 13-20 dB in 64 ms; the rest is the residual suppressor's).
-    int taps = 1024;
+    int taps = 1024;   // per far-end channel
     // Memory of 1/(1 - lambda) = 10,000 samples (0.6 s at 16 kHz): long against the filter length, so the
     // estimate is not noisy, short enough to re-converge within a second after the room changes.
     double lambda = 0.9999;
@@ -82,8 +87,10 @@ public:
     // (Backend::Gpu) but not usable.
     void prepare(const EchoCancellerSettings& settings, std::size_t maxBlock);
     void reset();
-    // out is the echo-cancelled microphone delayed by latencySamples().
+    // out is the echo-cancelled microphone delayed by latencySamples(). One far-end channel.
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
+    // farEndChannels spans of the far end, each as long as mic.
+    void process(std::span<const float> mic, std::span<const std::span<const float>> refs, std::span<float> out);
     void setControls(const CancellerControls& controls);
     const CancellerControls& controls() const { return controls_; }
     int latencySamples() const { return settings_.suppressor.enabled ? suppressor_.latencySamples() : 0; }
@@ -105,20 +112,25 @@ public:
     long pathChangeRestarts() const { return pathChange_.restarts(); }
 
 private:
-    // Feeds the delay estimator and replaces ref by the far end delayed by the applied delay.
-    void alignReference(std::span<const float> mic, std::span<float> ref);
+    // Feeds the delay estimator and replaces the first n samples of each refScratch_ channel by the far
+    // end delayed by the applied delay.
+    void alignReference(std::span<const float> mic, std::size_t n);
 
     EchoCancellerSettings settings_{};
     std::unique_ptr<LinearEchoFilter> filter_;
-    dsp::BiquadCascade<float> micHighPass_, refHighPass_;
-    std::vector<float> micScratch_, refScratch_;
+    dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
+    std::vector<float> micScratch_;
+    std::vector<float> refScratch_;       // planar: channel c at [c * maxBlock, (c + 1) * maxBlock)
+    std::vector<float> refInterleaved_;   // the filters' input
+    std::vector<float> downmix_;          // for the delay estimator
     FarEndDelayEstimator delayEstimator_;
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
     PathChangeDetector pathChange_;
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0;
     CancellerControls controls_{};
-    std::vector<float> refDelayLine_;   // ring of the high-passed far end, maxDelay + 1 samples
+    std::vector<float> refDelayLine_;   // rings of the high-passed far end, maxDelay + 1 samples per channel
+    std::size_t delayLength_ = 0;
     std::size_t delayWrite_ = 0;
     int appliedDelay_ = 0;
     std::size_t maxBlock_ = 0;

@@ -23,7 +23,8 @@
 namespace quell::aec {
 
 struct ForegroundSettings {
-    int taps = 1024;
+    int taps = 1024;                 // in all: taps / channels per far-end channel, as the background's
+    int channels = 1;
     int segmentSamples = 160;        // 10 ms at 16 kHz
     double copyWhenBelow = 0.8;      // background error energy below this fraction of the foreground's
     // After the background's covariance was restarted it fits whatever it hears, the near end of a
@@ -36,7 +37,8 @@ class ForegroundEchoFilter {
 public:
     void prepare(const ForegroundSettings& settings);
     void reset();
-    // mic = d and ref = the aligned far end as the background saw them; background = its a-priori error
+    // mic = d and ref = the aligned far end as the background saw them (channels interleaved,
+    // channels x mic.size() samples); background = its a-priori error
     // for the same samples; out = the foreground's error (may alias background or mic). `source` is the
     // background filter, read when a copy is due.
     void process(std::span<const float> mic, std::span<const float> ref, std::span<const float> background,
@@ -63,7 +65,7 @@ public:
 private:
     ForegroundSettings settings_{};
     std::vector<float> w_;
-    std::vector<float> line_;   // far end, twice the taps (newest window contiguous)
+    std::vector<float> line_;   // per far-end channel: twice its taps (newest window contiguous)
     std::size_t pos_ = 0;
     double segFg_ = 0.0, segBg_ = 0.0;
     int inSegment_ = 0, better_ = 0;

@@ -50,6 +50,10 @@ std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& setti
                                                    std::string& whyNot)
 {
     dsp::validate(settings);
+    if (settings.channels != 1) {
+        whyNot = "the GPU RLS takes one far-end channel (a multichannel far end runs on the CPU)";
+        return nullptr;
+    }
     const gpu::DeviceInfo device = gpu::queryDevice();
     if (!device.available) {
         whyNot = device.description;

@@ -161,6 +161,9 @@ void validate(const RlsSettings& s)
         throw std::invalid_argument("delta must be positive (got " + std::to_string(s.delta) + ")");
     if (!(s.silenceFloor >= 0.0))
         throw std::invalid_argument("silenceFloor must be non-negative");
+    if (s.channels < 1 || s.channels > 8 || s.taps % s.channels != 0)
+        throw std::invalid_argument("RLS channels must be 1 to 8 and divide the taps (got " + std::to_string(s.channels)
+                                    + " channels, " + std::to_string(s.taps) + " taps)");
 }
 
 template <typename T>
@@ -207,18 +210,28 @@ void Rls<T>::reset()
 }
 
 template <typename T>
-T Rls<T>::processSample(T d, T x)
+T Rls<T>::processSample(T d, const T* x)
 {
-    if (!std::isfinite(d) || !std::isfinite(x)) {
-        ++health_.sanitisedSamples;
-        if (!std::isfinite(d)) d = T(0);
-        if (!std::isfinite(x)) x = T(0);
-    }
     const std::size_t n = static_cast<std::size_t>(taps_);
-    const T leaving = u_[n - 1];
-    std::copy_backward(u_.data(), u_.data() + n - 1, u_.data() + n);
-    u_[0] = x;
-    uEnergy_ += static_cast<double>(x) * x - static_cast<double>(leaving) * leaving;
+    const std::size_t channels = static_cast<std::size_t>(settings_.channels), length = n / channels;
+    bool sanitised = !std::isfinite(d);
+    if (!std::isfinite(d))
+        d = T(0);
+    // Each channel's part of u shifts by one and takes its newest sample in front.
+    for (std::size_t c = 0; c < channels; ++c) {
+        T xc = x[c];
+        if (!std::isfinite(xc)) {
+            xc = T(0);
+            sanitised = true;
+        }
+        T* part = u_.data() + c * length;
+        const T leaving = part[length - 1];
+        std::copy_backward(part, part + length - 1, part + length);
+        part[0] = xc;
+        uEnergy_ += static_cast<double>(xc) * xc - static_cast<double>(leaving) * leaving;
+    }
+    if (sanitised)
+        ++health_.sanitisedSamples;
     if (++sinceResum_ >= 4096) { // bound the drift of the running sum
         uEnergy_ = 0.0;
         for (std::size_t i = 0; i < n; ++i)
@@ -275,8 +288,21 @@ void Rls<T>::process(std::span<const T> mic, std::span<const T> ref, std::span<T
 {
     if (mic.size() != ref.size() || out.size() < mic.size())
         throw std::invalid_argument("Rls::process: mic, ref and out must have the same length");
+    if (settings_.channels != 1)
+        throw std::invalid_argument("Rls::process: this filter has " + std::to_string(settings_.channels)
+                                    + " far-end channels: use processInterleaved");
     for (std::size_t i = 0; i < mic.size(); ++i)
-        out[i] = processSample(mic[i], ref[i]);
+        out[i] = processSample(mic[i], &ref[i]);
+}
+
+template <typename T>
+void Rls<T>::processInterleaved(std::span<const T> mic, std::span<const T> ref, std::span<T> out)
+{
+    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    if (ref.size() != mic.size() * channels || out.size() < mic.size())
+        throw std::invalid_argument("Rls::processInterleaved: ref must hold channels x mic samples, out at least mic's");
+    for (std::size_t i = 0; i < mic.size(); ++i)
+        out[i] = processSample(mic[i], &ref[i * channels]);
 }
 
 template class Rls<float>;

@@ -1,7 +1,9 @@
 #pragma once
 // Exponentially weighted RLS adaptive filter (echo canceller form): for each sample the far-end
 // regressor u(n) = [x(n) .. x(n-N+1)] predicts the microphone d(n); the output is the a-priori error
-// e(n) = d(n) - w(n-1)^T u(n), i.e. the echo-cancelled microphone.
+// e(n) = d(n) - w(n-1)^T u(n), i.e. the echo-cancelled microphone. With C far-end channels (a stereo
+// loudspeaker pair) u(n) stacks N/C samples of each: one filter for the whole multichannel echo path, so
+// the correlation between the channels is learnt rather than mistaken for a changing path.
 //
 // The computation order is that of Hirano & Nakayama (paper 001, eqs. 9-17): the rank-one update of P
 // for sample n-1 is deferred and fused with v(n) = P(n-1) u(n), so every element of P is read once and
@@ -48,8 +50,10 @@ public:
     // lengths after the echo path changed (see aec/PathChangeDetector.h).
     void restartCovariance() { reinitialiseP(); }
 
-    // mic = d, ref = x (far end), out = e; all the same length. out may alias mic.
+    // mic = d, ref = x (far end), out = e; all the same length. out may alias mic. One far-end channel.
     void process(std::span<const T> mic, std::span<const T> ref, std::span<T> out);
+    // Several far-end channels (settings.channels): ref interleaved, channels x mic.size() samples.
+    void processInterleaved(std::span<const T> mic, std::span<const T> ref, std::span<T> out);
 
     std::span<const T> weights() const { return {w_.data(), static_cast<std::size_t>(taps_)}; }
     const RlsHealth& health() const { return health_; }
@@ -62,7 +66,7 @@ public:
     int workerThreads() const;
 
 private:
-    T processSample(T d, T x);
+    T processSample(T d, const T* x);   // x: one sample per far-end channel
     void reinitialiseP();
     void rowPass(std::size_t begin, std::size_t end, bool pending);
     void configureWorkers();

@@ -27,6 +27,8 @@ public:
                            int sampleRate) override
     {
         aec::EchoCancellerSettings s = settings(sampleRate);
+        // A stereo far end is one multichannel echo path: both loudspeaker channels go to the filter.
+        s.farEndChannels = options_.multichannel && ref.size() == 2 ? 2 : 1;
         aec::EchoCanceller aec;
         constexpr std::size_t block = 256;
         aec.prepare(s, block);
@@ -35,13 +37,19 @@ public:
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.
         const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
-        std::vector<float> x = downmix(ref), d = mic;
-        x.resize(mic.size() + latency, 0.0f);
+        std::vector<std::vector<float>> x = s.farEndChannels == 1 ? std::vector<std::vector<float>>{downmix(ref)} : ref;
+        std::vector<float> d = mic;
+        for (auto& channel : x)
+            channel.resize(mic.size() + latency, 0.0f);
         d.resize(mic.size() + latency, 0.0f);
         std::vector<float> out(d.size());
         for (std::size_t pos = 0; pos < d.size(); pos += block) {
             const std::size_t n = std::min(block, d.size() - pos);
-            aec.process(std::span(d).subspan(pos, n), std::span(x).subspan(pos, n), std::span(out).subspan(pos, n));
+            std::span<const float> refs[aec::kMaxFarEndChannels];
+            for (std::size_t c = 0; c < x.size(); ++c)
+                refs[c] = std::span<const float>(x[c]).subspan(pos, n);
+            aec.process(std::span(d).subspan(pos, n), std::span<const std::span<const float>>(refs, x.size()),
+                        std::span(out).subspan(pos, n));
         }
         lastDelayMs_ = 1000.0 * aec.alignedDelaySamples() / sampleRate;
         out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(latency));
