@@ -35,6 +35,7 @@ struct Options {
     std::string mic, ref, out, metrics;
     aec::EchoCancellerSettings aec{};
     bool rateFromInput = false;
+    bool monoFarEnd = false;
     bool quiet = false;
 };
 
@@ -49,6 +50,8 @@ void printUsage(std::FILE* f)
                  "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
                  "                    (default 12; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
+                 "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels, on the CPU;\n"
+                 "                    with --backend gpu the far end is always mixed to mono)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
                  "  --quiet           no progress bar and no summary\n");
 }
@@ -84,6 +87,7 @@ Options parse(int argc, char** argv)
             o.aec.suppressor.enabled = db > 0.0;
             o.aec.suppressor.maxAttenuationDb = db;
         } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
+        else if (a == "--mono-far-end") o.monoFarEnd = true;
         else if (a == "--quiet") o.quiet = true;
         else if (a == "--help" || a == "-h") {
             printUsage(stdout);
@@ -199,17 +203,27 @@ int run(const Options& o)
     spec.offline = true;
     if (o.rateFromInput)
         spec.aec.sampleRate = rate;
+    // A stereo far end is one two-channel echo path (aec/EchoCanceller.h); the GPU RLS takes one channel.
+    const bool mono = ref.format.channels == 1 || o.monoFarEnd || o.aec.backend == aec::Backend::Gpu;
+    if (ref.format.channels == 2 && o.aec.backend == aec::Backend::Gpu && !o.quiet)
+        std::fprintf(stderr, "note: --backend gpu takes one far-end channel: the stereo far end is mixed to mono "
+                             "(--backend cpu cancels it as two channels)\n");
+    spec.aec.farEndChannels = mono ? 1 : ref.format.channels;
     engine::RealtimeEngine engine;
     engine.prepare(spec);
     if (!engine.fallbackReason().empty() && !o.quiet)
         std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", engine.fallbackReason().c_str());
 
-    // A stereo far end is mixed to mono (one loudspeaker feed); see EchoPipeline.h.
-    std::vector<float> refMono(frames);
-    for (std::size_t i = 0; i < frames; ++i) {
-        float s = 0.0f;
-        for (const auto& ch : ref.channels) s += ch[i];
-        refMono[i] = s / static_cast<float>(ref.channels.size());
+    std::vector<std::vector<float>> farEnd;
+    if (mono) {
+        farEnd.assign(1, std::vector<float>(frames));
+        for (std::size_t i = 0; i < frames; ++i) {
+            float s = 0.0f;
+            for (const auto& ch : ref.channels) s += ch[i];
+            farEnd[0][i] = s / static_cast<float>(ref.channels.size());
+        }
+    } else {
+        farEnd = ref.channels;
     }
 
     const std::size_t latency = static_cast<std::size_t>(engine.latencySamples());
@@ -217,7 +231,8 @@ int run(const Options& o)
     const std::size_t micCh = mic.channels.size();
     std::vector<std::vector<float>> out(micCh, std::vector<float>(frames));
     std::vector<std::vector<float>> inBlock(micCh, std::vector<float>(kBlock)), outBlock(micCh, std::vector<float>(kBlock));
-    std::vector<float> refBlock(kBlock);
+    std::vector<std::vector<float>> refBlock(farEnd.size(), std::vector<float>(kBlock));
+    std::vector<const float*> refPtrs(farEnd.size());
     std::vector<const float*> inPtrs(micCh);
     std::vector<float*> outPtrs(micCh);
 
@@ -232,9 +247,12 @@ int run(const Options& o)
             inPtrs[c] = inBlock[c].data();
             outPtrs[c] = outBlock[c].data();
         }
-        for (std::size_t i = 0; i < n; ++i)
-            refBlock[i] = pos + i < frames ? refMono[pos + i] : 0.0f;
-        engine.process(inPtrs.data(), refBlock.data(), outPtrs.data(), static_cast<int>(n));
+        for (std::size_t r = 0; r < farEnd.size(); ++r) {
+            for (std::size_t i = 0; i < n; ++i)
+                refBlock[r][i] = pos + i < frames ? farEnd[r][pos + i] : 0.0f;
+            refPtrs[r] = refBlock[r].data();
+        }
+        engine.process(inPtrs.data(), refPtrs.data(), outPtrs.data(), static_cast<int>(n));
         // Output sample t corresponds to input sample t - latency.
         for (std::size_t c = 0; c < micCh; ++c)
             for (std::size_t i = 0; i < n; ++i) {
@@ -260,7 +278,12 @@ int run(const Options& o)
             micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
             outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
         }
-        meter.add(micPow, outPow, refMono);
+        // Far-end activity from the channels' mean (the meter only looks at its level).
+        std::vector<float> activity(frames, 0.0f);
+        for (const auto& ch : farEnd)
+            for (std::size_t i = 0; i < frames; ++i)
+                activity[i] += ch[i] / static_cast<float>(farEnd.size());
+        meter.add(micPow, outPow, activity);
     }
     const aec::ErleReport erle = meter.report();
 

@@ -12,7 +12,9 @@ namespace quell::engine {
 void EchoPipeline::warmUp(aec::EchoCanceller& canceller, std::size_t block)
 {
     std::vector<float> zeros(std::min<std::size_t>(block, 256), 0.0f), out(zeros.size());
-    canceller.process(zeros, zeros, out);
+    const std::span<const float> refs[aec::kMaxFarEndChannels] = {zeros, zeros};
+    canceller.process(zeros, std::span<const std::span<const float>>(refs, static_cast<std::size_t>(canceller.settings().farEndChannels)),
+                      out);
     canceller.reset();
 }
 
@@ -46,7 +48,8 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
         c.fifoFill = 0;
     }
     if (resampling_) {
-        refDown_.prepare(spec.hostRate, spec.aec.sampleRate);
+        for (auto& r : refDown_)
+            r.prepare(spec.hostRate, spec.aec.sampleRate);
         const dsp::PolyphaseResampler<float>& d = channels_[0].down;
         const dsp::PolyphaseResampler<float>& u = channels_[0].up;
         latencyExact_ = (d.delayInOutputSamples() + channels_[0].aec->latencySamples()) * spec.hostRate / spec.aec.sampleRate
@@ -55,10 +58,12 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
         latencyExact_ = channels_[0].aec->latencySamples();
     }
     latency_ = static_cast<int>(std::lround(latencyExact_));
-    refLow_.assign(refDown_.maxOutput(spec.maxBlock) + 1, 0.0f);
-    micLow_.assign(refLow_.size(), 0.0f);
-    outLow_.assign(refLow_.size(), 0.0f);
-    upScratch_.assign(channels_[0].up.maxOutput(refLow_.size()) + 1, 0.0f);
+    const std::size_t lowSize = refDown_[0].maxOutput(spec.maxBlock) + 1;
+    for (auto& r : refLow_)
+        r.assign(lowSize, 0.0f);
+    micLow_.assign(lowSize, 0.0f);
+    outLow_.assign(lowSize, 0.0f);
+    upScratch_.assign(channels_[0].up.maxOutput(lowSize) + 1, 0.0f);
 }
 
 void EchoPipeline::setControls(const aec::CancellerControls& controls)
@@ -75,31 +80,46 @@ void EchoPipeline::reset()
         c.up.reset();
         c.fifoFill = 0;
     }
-    refDown_.reset();
+    for (auto& r : refDown_)
+        r.reset();
 }
 
 void EchoPipeline::process(std::span<const std::span<const float>> mic, std::span<const float> ref,
                            std::span<const std::span<float>> out)
 {
-    const std::size_t n = ref.size();
+    const std::span<const float> refs[1] = {ref};
+    process(mic, std::span<const std::span<const float>>(refs), out);
+}
+
+void EchoPipeline::process(std::span<const std::span<const float>> mic, std::span<const std::span<const float>> refs,
+                           std::span<const std::span<float>> out)
+{
+    if (refs.size() != static_cast<std::size_t>(spec_.aec.farEndChannels) || refs.empty())
+        throw std::invalid_argument("EchoPipeline::process: wrong number of far-end channels");
+    const std::size_t n = refs[0].size();
     if (mic.size() != channels_.size() || out.size() != channels_.size())
         throw std::invalid_argument("EchoPipeline::process: wrong number of channels");
     if (n > spec_.maxBlock)
         throw std::invalid_argument("EchoPipeline::process: block larger than maxBlock");
     if (!resampling_) {
         for (std::size_t c = 0; c < channels_.size(); ++c)
-            channels_[c].aec->process(mic[c].first(n), ref, out[c].first(n));
+            channels_[c].aec->process(mic[c].first(n), refs, out[c].first(n));
         return;
     }
-    const std::size_t lowCount = refDown_.process(ref, refLow_);
+    std::size_t lowCount = 0;
+    std::span<const float> refsLow[aec::kMaxFarEndChannels];
+    for (std::size_t r = 0; r < refs.size(); ++r) {
+        lowCount = refDown_[r].process(refs[r].first(n), refLow_[r]);
+        refsLow[r] = std::span<const float>(refLow_[r].data(), lowCount);
+    }
     for (std::size_t c = 0; c < channels_.size(); ++c) {
         Channel& ch = channels_[c];
         const std::size_t micCount = ch.down.process(mic[c].first(n), micLow_);
         // Identical resamplers fed the same number of samples emit the same number of samples.
         if (micCount != lowCount)
             throw std::logic_error("EchoPipeline: resampler counts diverged");
-        ch.aec->process(std::span<const float>(micLow_.data(), lowCount), std::span<const float>(refLow_.data(), lowCount),
-                        std::span<float>(outLow_.data(), lowCount));
+        ch.aec->process(std::span<const float>(micLow_.data(), lowCount),
+                        std::span<const std::span<const float>>(refsLow, refs.size()), std::span<float>(outLow_.data(), lowCount));
         const std::size_t upCount = ch.up.process(std::span<const float>(outLow_.data(), lowCount), upScratch_);
         std::copy_n(upScratch_.begin(), upCount, ch.fifo.begin() + static_cast<std::ptrdiff_t>(ch.fifoFill));
         ch.fifoFill += upCount;

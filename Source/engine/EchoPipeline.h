@@ -4,7 +4,9 @@
 // (the two resamplers' group delays and the residual echo suppressor's frame), which latencySamples()
 // reports exactly.
 //
-// Microphone channels (1 or 2) each get their own echo canceller; a stereo far end is mixed to mono.
+// Microphone channels (1 or 2) each get their own echo canceller; the far end has aec.farEndChannels
+// channels (1 or 2), every canceller sees all of them (a stereo far end is one two-channel echo path per
+// microphone; see aec/EchoCanceller.h).
 // Threading: prepare()/reset() off the audio thread; process() from one thread; no allocation in process().
 #include <cstddef>
 #include <memory>
@@ -31,7 +33,11 @@ public:
     // thread that calls process(), between calls. No allocation.
     void setControls(const aec::CancellerControls& controls);
 
-    // mic: micChannels planar spans of n samples; ref: n samples (mono); out: micChannels spans of n.
+    // mic: micChannels planar spans of n samples; refs: aec.farEndChannels spans of n; out: micChannels
+    // spans of n.
+    void process(std::span<const std::span<const float>> mic, std::span<const std::span<const float>> refs,
+                 std::span<const std::span<float>> out);
+    // One far-end channel.
     void process(std::span<const std::span<const float>> mic, std::span<const float> ref,
                  std::span<const std::span<float>> out);
 
@@ -55,8 +61,9 @@ private:
     int latency_ = 0;
     double latencyExact_ = 0.0;
     std::vector<Channel> channels_;
-    dsp::PolyphaseResampler<float> refDown_;
-    std::vector<float> refLow_, micLow_, outLow_, upScratch_;
+    dsp::PolyphaseResampler<float> refDown_[aec::kMaxFarEndChannels];
+    std::vector<float> refLow_[aec::kMaxFarEndChannels];
+    std::vector<float> micLow_, outLow_, upScratch_;
 };
 
 } // namespace quell::engine

@@ -27,7 +27,10 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     spec_ = spec;
     const std::size_t block = static_cast<std::size_t>(spec.maxHostBlock);
     const std::size_t channels = static_cast<std::size_t>(spec.micChannels);
-    stride_ = channels + 1;
+    if (spec.aec.farEndChannels < 1 || spec.aec.farEndChannels > aec::kMaxFarEndChannels)
+        throw std::invalid_argument("the far end may have 1 or 2 channels (got " + std::to_string(spec.aec.farEndChannels) + ")");
+    const std::size_t farChannels = static_cast<std::size_t>(spec.aec.farEndChannels);
+    stride_ = channels + farChannels;
 
     PipelineSpec ps;
     ps.hostRate = spec.hostRate;
@@ -62,7 +65,7 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     workOut_.assign(block * channels, 0.0f);
     micScratch_.assign(channels, std::vector<float>(block, 0.0f));
     outScratch_.assign(channels, std::vector<float>(block, 0.0f));
-    refScratch_.assign(block, 0.0f);
+    refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
     histogram_.reset();
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
@@ -92,6 +95,7 @@ void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
     ps.micChannels = spec_.micChannels;
     ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock);
     ps.aec = settings;
+    ps.aec.farEndChannels = spec_.aec.farEndChannels;   // the channel layout is prepare()'s
     auto next = std::make_unique<EchoPipeline>();
     next->prepare(ps);
     if (next->latencySamples() != pipeline_->latencySamples())
@@ -99,14 +103,15 @@ void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
     mode_ = next->canceller().backendDescription();
     fallbackReason_ = next->canceller().fallbackReason();   // the new backend's, not prepare()'s
     onGpu_.store(next->canceller().onGpu());
-    spec_.aec = settings;
+    spec_.aec = ps.aec;
     delete pendingPipeline_.exchange(next.release());
     if (spec_.offline)
         workerStep(); // picks the swap up at once
 }
 
-void RealtimeEngine::process(const float* const* mic, const float* ref, float* const* out, int n) noexcept
+void RealtimeEngine::process(const float* const* mic, const float* const* refs, float* const* out, int n) noexcept
 {
+    const std::size_t farChannels = stride_ - static_cast<std::size_t>(spec_.micChannels);
     const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
     const std::size_t block = static_cast<std::size_t>(spec_.maxHostBlock);
     const std::int64_t delay = spec_.maxHostBlock;
@@ -120,7 +125,8 @@ void RealtimeEngine::process(const float* const* mic, const float* ref, float* c
         for (std::size_t i = 0; i < len; ++i) {
             for (std::size_t c = 0; c < channels; ++c)
                 interleaved_[i * stride_ + c] = mic[c][done + i];
-            interleaved_[i * stride_ + channels] = ref[done + i];
+            for (std::size_t r = 0; r < farChannels; ++r)
+                interleaved_[i * stride_ + channels + r] = refs[r][done + i];
         }
         if (!input_.write(interleaved_.data(), len * stride_)) {
             overruns_.fetch_add(1, std::memory_order_relaxed);
@@ -219,19 +225,23 @@ bool RealtimeEngine::workerStep()
     for (std::size_t i = 0; i < frames; ++i) {
         for (std::size_t c = 0; c < channels; ++c)
             micScratch_[c][i] = workIn_[i * stride_ + c];
-        refScratch_[i] = workIn_[i * stride_ + channels];
+        for (std::size_t r = 0; r < refScratch_.size(); ++r)
+            refScratch_[r][i] = workIn_[i * stride_ + channels + r];
     }
     if (resetRequested_.exchange(false, std::memory_order_acq_rel))
         pipeline_->reset();
 
-    std::span<const float> micSpans[2];
+    std::span<const float> micSpans[2], refSpans[aec::kMaxFarEndChannels];
     std::span<float> outSpans[2];
+    for (std::size_t r = 0; r < refScratch_.size(); ++r)
+        refSpans[r] = std::span<const float>(refScratch_[r].data(), frames);
     for (std::size_t c = 0; c < channels; ++c) {
         micSpans[c] = std::span<const float>(micScratch_[c].data(), frames);
         outSpans[c] = std::span<float>(outScratch_[c].data(), frames);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    pipeline_->process(std::span<const std::span<const float>>(micSpans, channels), std::span<const float>(refScratch_.data(), frames),
+    pipeline_->process(std::span<const std::span<const float>>(micSpans, channels),
+                       std::span<const std::span<const float>>(refSpans, refScratch_.size()),
                        std::span<const std::span<float>>(outSpans, channels));
     if (const long long delay = testDelayUs_.load(std::memory_order_relaxed); delay > 0)
         std::this_thread::sleep_for(std::chrono::microseconds(delay));
@@ -251,7 +261,7 @@ void RealtimeEngine::updateMeters(std::size_t frames)
     for (std::size_t i = 0; i < frames; ++i) {
         meterMic_ += static_cast<double>(micScratch_[0][i]) * micScratch_[0][i];
         meterOut_ += static_cast<double>(outScratch_[0][i]) * outScratch_[0][i];
-        meterRef_ += static_cast<double>(refScratch_[i]) * refScratch_[i];
+        meterRef_ += static_cast<double>(refScratch_[0][i]) * refScratch_[0][i];
     }
     meterFrames_ += frames;
     const std::size_t window = static_cast<std::size_t>(spec_.hostRate / 10);

@@ -65,12 +65,18 @@ public:
     void prepare(const EngineSpec& spec);
     void release();
 
-    // Audio thread. mic: micChannels pointers; ref: mono far end; out: micChannels pointers; n any size
-    // (blocks above maxHostBlock are split, and may miss their deadline).
-    void process(const float* const* mic, const float* ref, float* const* out, int n) noexcept;
+    // Audio thread. mic: micChannels pointers; refs: aec.farEndChannels pointers (the far end); out:
+    // micChannels pointers; n any size (blocks above maxHostBlock are split, and may miss their deadline).
+    void process(const float* const* mic, const float* const* refs, float* const* out, int n) noexcept;
+    // One far-end channel (with aec.farEndChannels = 2 it feeds both).
+    void process(const float* const* mic, const float* ref, float* const* out, int n) noexcept
+    {
+        const float* refs[aec::kMaxFarEndChannels] = {ref, ref};
+        process(mic, refs, out, n);
+    }
 
     // Settings change (filter length, lambda, backend): built here, swapped in by the worker between
-    // blocks. The rates and channel count stay those of prepare().
+    // blocks. The rates and channel counts (microphone and far end) stay those of prepare().
     void applySettings(const aec::EchoCancellerSettings& settings);
     void requestReset() { resetRequested_.store(true, std::memory_order_release); }
     // Freeze, suppression amount, comfort noise: any thread, lock-free (the audio thread may call it);
@@ -104,7 +110,7 @@ private:
     aec::CancellerControls loadControls() const;
 
     EngineSpec spec_{};
-    std::size_t stride_ = 2;    // floats per input frame: mic channels + far end
+    std::size_t stride_ = 2;    // floats per input frame: mic channels + far-end channels
     int latency_ = 0;
     std::unique_ptr<EchoPipeline> pipeline_;
     std::atomic<EchoPipeline*> pendingPipeline_{nullptr};
@@ -126,7 +132,7 @@ private:
     // Worker state.
     std::vector<float> workIn_, workOut_;
     std::vector<std::vector<float>> micScratch_, outScratch_;
-    std::vector<float> refScratch_;
+    std::vector<std::vector<float>> refScratch_;
     std::thread worker_;
     std::atomic<bool> running_{false};
     std::atomic<bool> resetRequested_{false};

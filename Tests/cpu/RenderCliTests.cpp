@@ -272,3 +272,39 @@ TEST_CASE("quell-render cancels the bundled demo's echo by at least 25 dB on the
     CHECK(erle >= 25.0);
     CHECK_THAT(r.out, Catch::Contains("ERLE (steady state"));
 }
+
+TEST_CASE("quell-render cancels a stereo far end as two channels (and mixes it to mono when asked)", "[render][cli][stereo]")
+{
+    TempDir dir;
+    const std::size_t frames = 48000;   // 3 s at 16 kHz
+    const auto a = test::colouredNoise(frames, 81), b = test::colouredNoise(frames, 82);
+    const auto hl = test::randomSystem(48, 83, 8.0), hr = test::randomSystem(48, 84, 8.0);
+    const auto yl = test::convolve(a, hl), yr = test::convolve(b, hr);
+    io::AudioFormat f{16000, 2, SF_FORMAT_WAV | SF_FORMAT_FLOAT, "FLOAT"};
+    std::vector<std::vector<float>> ref(2), mic(1);
+    for (std::size_t i = 0; i < frames; ++i) {
+        ref[0].push_back(static_cast<float>(a[i]));
+        ref[1].push_back(static_cast<float>(b[i]));
+        mic[0].push_back(static_cast<float>(yl[i] + yr[i]));
+    }
+    io::writeAudioAtomically(dir / "ref.wav", f, ref);
+    f.channels = 1;
+    io::writeAudioAtomically(dir / "mic.wav", f, mic);
+    const auto erleOf = [&](const std::string& extra, Result& r) {
+        r = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "out.wav --metrics " + dir / "m.json"
+                            + " --taps 128 --backend cpu --suppression 0" + extra);
+        const std::string json = slurp(dir / "m.json");
+        const auto pos = json.find("\"steady_state_db\": ");
+        return pos == std::string::npos ? -1.0 : std::atof(json.c_str() + pos + 19);
+    };
+    Result two, mono;
+    const double erleTwo = erleOf("", two), erleMono = erleOf(" --mono-far-end", mono);
+    INFO(two.out << two.err << mono.out << mono.err);
+    REQUIRE(two.exitCode == 0);
+    REQUIRE(mono.exitCode == 0);
+    CHECK_THAT(two.out, Catch::Contains("2 far-end channels x 128 taps"));
+    CHECK_THAT(mono.out, !Catch::Contains("far-end channels"));
+    WARN("stereo far end: ERLE " << erleTwo << " dB as two channels, " << erleMono << " dB mixed to mono");
+    CHECK(erleTwo > 25.0);
+    CHECK(erleTwo > erleMono + 10.0);
+}
