@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -38,17 +39,45 @@ KernelShape shapeFor(int d, IirArithmetic arithmetic)
     return d <= 4 ? KernelShape{16, 256} : KernelShape{32, 128};
 }
 // Warp-per-tile kernel: samples per lane (K), sub-tiles per warp tile (SUB), one copy group per sub-tile
-// (staged). Must agree with pickKernel(). Measured on the H100 (Kernels/iir/NOTES.md): float32 state sizes
-// up to 4 run fastest with 4 sub-tiles of 16 samples per lane (2048 samples per warp, half the look-backs of
-// 2 sub-tiles and twice the bytes in flight), state size 8 with one sub-tile of 32 per lane (half the
-// Kogge-Stone work per sample of 16); float64 keeps 8 per lane and one sub-tile (registers).
+// (staged). Must agree with pickKernel(). Measured on the H100 (Kernels/iir/NOTES.md): float32 direct state
+// sizes 1 and 2 run fastest with 4 sub-tiles of 32 samples per lane (4096 samples per warp: half the
+// Kogge-Stone steps per sample of 16 per lane, a quarter of the look-backs of 2048-sample tiles), state size
+// 4 and cascades of 1-2 sections with 4 sub-tiles of 16, state size 8 with one sub-tile of 32 per lane (half
+// the Kogge-Stone work per sample of 16); float64 keeps 8 per lane and one sub-tile (registers).
 struct WarpShape {
     int k, sub;
 };
-WarpShape warpShapeFor(int d, IirArithmetic arithmetic)
+bool longRunShape(Shape shape, int d, IirArithmetic arithmetic)
+{
+    return shape == Shape::Direct && d <= 2 && arithmetic == IirArithmetic::Float32;
+}
+// Measurement switches (quell-bench iir's sweep), read at prepare: QUELL_IIR_WARP_SHAPE=1 runs float32 direct
+// state sizes 1 and 2 on the previous shape (16 per lane) for comparison; QUELL_IIR_WARP_OPTS overrides
+// ScanParams::warpOpts.
+constexpr WarpShape kAltWarpShapes[2] = {{32, 4}, {16, 4}};
+int envInt(const char* name, int fallback)
+{
+    const char* e = std::getenv(name);
+    return e != nullptr ? std::atoi(e) : fallback;
+}
+int altWarpShape(Shape shape, int d, IirArithmetic arithmetic)
+{
+    const int v = envInt("QUELL_IIR_WARP_SHAPE", 0);
+    return longRunShape(shape, d, arithmetic) && v == 1 ? 1 : 0;
+}
+// Early stores measured faster for float32 direct state sizes 1, 2 and 4 (+1 to +3 points of copy at
+// 2^26-2^28) and level at state size 8 and on cascades, which keep the single store at the end.
+int warpOptsFor(Shape shape, int d, IirArithmetic arithmetic)
+{
+    const bool early = shape == Shape::Direct && d <= 4 && arithmetic == IirArithmetic::Float32;
+    return envInt("QUELL_IIR_WARP_OPTS", early ? kWarpOptEarlyStore : 0);
+}
+WarpShape warpShapeFor(Shape shape, int d, IirArithmetic arithmetic, int alt)
 {
     if (arithmetic != IirArithmetic::Float32)
         return {8, 1};
+    if (longRunShape(shape, d, arithmetic))
+        return kAltWarpShapes[alt];
     return d <= 4 ? WarpShape{16, 4} : WarpShape{32, 1};
 }
 // Short signals at state size 1 (float32): 2048-sample warp tiles leave the SMs short of warps below 2^23
@@ -72,12 +101,22 @@ void launchScan(const void* params, long long tiles, long long persistentBlocks,
     QUELL_CUDA_CHECK_LAUNCH();
 }
 
-template <class Sys, int K, int SUB, typename Real, bool STAGED = false>
+template <class Sys, int K, int SUB, typename Real, bool STAGED = false, bool OPTS = false>
 void launchWarpScan(const void* params, long long tiles, cudaStream_t stream)
 {
+    constexpr int W = kWarpTileWarpsPerBlock;
     const auto& p = *static_cast<const ScanParams<Real>*>(params);
-    const long long blocks = (tiles + kWarpTileWarpsPerBlock - 1) / kWarpTileWarpsPerBlock;
-    iirWarpScanKernel<Sys, K, SUB, STAGED, Real><<<static_cast<unsigned>(blocks), 32 * kWarpTileWarpsPerBlock, 0, stream>>>(p);
+    const long long blocks = (tiles + W - 1) / W;
+    constexpr int bytes = OPTS ? warpTileStageBytes<K, SUB, W>() : 0; // dynamic shared memory
+    if constexpr (bytes > 48 * 1024) {
+        static const bool raised = [] {
+            QUELL_CUDA_CHECK(cudaFuncSetAttribute(iirWarpScanKernel<Sys, K, SUB, STAGED, Real, W, OPTS>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+            return true;
+        }();
+        (void)raised;
+    }
+    iirWarpScanKernel<Sys, K, SUB, STAGED, Real, W, OPTS><<<static_cast<unsigned>(blocks), 32 * W, bytes, stream>>>(p);
     QUELL_CUDA_CHECK_LAUNCH();
 }
 
@@ -117,16 +156,24 @@ struct Kernel {
     WarpLaunchFn launchWarp;
     WarpLaunchFn launchShortWarp; // nullptr: no short-signal shape
     MultiLaunchFn launchMulti;
+    WarpLaunchFn warpAlt[2];      // kAltWarpShapes, for float32 direct state sizes 1 and 2 only
 };
 template <class Sys, int K, int THREADS, int WARP_K, int WARP_SUB, typename Real>
 Kernel kernelFor()
 {
     constexpr bool staged = WARP_SUB > 2;
+    // Early stores (warpOptsFor) only where measured faster; the other kernels keep the code without them.
+    constexpr bool opts = std::is_same_v<Real, float> && Sys::D <= 4 && !Sys::kCascade;
     WarpLaunchFn shortWarp = nullptr;
     if constexpr (std::is_same_v<Real, float> && Sys::D == 1 && !Sys::kCascade)
-        shortWarp = &launchWarpScan<Sys, 16, 2, Real, false>;
-    return {&launchScan<Sys, K, THREADS, Real>, &residentBlocks<Sys, K, THREADS, Real>,
-            &launchWarpScan<Sys, WARP_K, WARP_SUB, Real, staged>, shortWarp, &launchMultiBlock<Sys, K, THREADS, Real>};
+        shortWarp = &launchWarpScan<Sys, 16, 2, Real, false, opts>;
+    Kernel k{&launchScan<Sys, K, THREADS, Real>, &residentBlocks<Sys, K, THREADS, Real>,
+             &launchWarpScan<Sys, WARP_K, WARP_SUB, Real, staged, opts>, shortWarp, &launchMultiBlock<Sys, K, THREADS, Real>, {}};
+    if constexpr (std::is_same_v<Real, float> && Sys::D <= 2 && !Sys::kCascade) {
+        k.warpAlt[0] = k.launchWarp;
+        k.warpAlt[1] = &launchWarpScan<Sys, 16, 4, Real, true, opts>;
+    }
+    return k;
 }
 
 // Must agree with shapeFor() and warpShapeFor().
@@ -137,12 +184,13 @@ Kernel pickKernel(Shape shape, int d)
     constexpr int kSmall = f32 ? 16 : 8;  // samples per thread, D <= 4 (256 threads)
     constexpr int kLarge = f32 ? 32 : 8;  // samples per thread, D = 8 (128 threads)
     constexpr int kWarp = f32 ? 16 : 8;   // samples per lane, warp per tile, D <= 4
+    constexpr int kWarp2 = f32 ? 32 : 8;  // samples per lane, warp per tile, direct D <= 2
     constexpr int sWarp = f32 ? 4 : 1;    // sub-tiles per warp tile, D <= 4
     constexpr int kWarp8 = f32 ? 32 : 8;  // samples per lane, warp per tile, D = 8 (one sub-tile)
     if (shape == Shape::Direct) {
         switch (d) {
-        case 1: return kernelFor<DirectSystem<1>, kSmall, 256, kWarp, sWarp, Real>();
-        case 2: return kernelFor<DirectSystem<2>, kSmall, 256, kWarp, sWarp, Real>();
+        case 1: return kernelFor<DirectSystem<1>, kSmall, 256, kWarp2, sWarp, Real>();
+        case 2: return kernelFor<DirectSystem<2>, kSmall, 256, kWarp2, sWarp, Real>();
         case 4: return kernelFor<DirectSystem<4>, kSmall, 256, kWarp, sWarp, Real>();
         case 8: return kernelFor<DirectSystem<8>, kLarge, 128, kWarp8, 1, Real>();
         default: break;
@@ -159,13 +207,10 @@ Kernel pickKernel(Shape shape, int d)
 }
 
 // What Auto runs, from the H100 measurements in Kernels/iir/NOTES.md: a warp per tile for the direct form
-// (float32 at every order; float64 except order 4, where a block per tile measured 4% faster); cascades keep
-// a block per tile, the faster of the two where both were measured (4 biquads, float32, before the
-// warp kernel's current shapes).
-IirSchedule autoSchedule(Shape shape, int d, IirArithmetic arithmetic)
+// and for cascades (float32 at every order; float64 except state size 4, where a block per tile measured 4%
+// faster on the direct form).
+IirSchedule autoSchedule(int d, IirArithmetic arithmetic)
 {
-    if (shape == Shape::Cascade)
-        return IirSchedule::OneTilePerBlock;
     if (arithmetic != IirArithmetic::Float32 && d == 4)
         return IirSchedule::OneTilePerBlock;
     return IirSchedule::WarpPerTile;
@@ -187,6 +232,8 @@ struct GpuIir::Impl {
     int ncoef = 0;
     KernelShape kshape{};       // block per tile, persistent and multi-block
     WarpShape wshape{};         // warp per tile
+    int altShape = 0;           // kAltWarpShapes index
+    int warpOpts = 0;           // ScanParams::warpOpts
     WarpShape shortShape{};     // warp per tile on short signals ({0, 0}: none)
     bool warpChain[2] = {false, false}; // per warp shape: some set's look-back reaches past 32 tiles
     int channels = 0;
@@ -235,7 +282,9 @@ struct GpuIir::Impl {
         channels = channelCount;
         realSize = arithmetic == IirArithmetic::Float32 ? sizeof(float) : sizeof(double);
         kshape = shapeFor(d, arithmetic);
-        wshape = warpShapeFor(d, arithmetic);
+        altShape = altWarpShape(shape, d, arithmetic);
+        warpOpts = warpOptsFor(shape, d, arithmetic);
+        wshape = warpShapeFor(shape, d, arithmetic, altShape);
         shortShape = shortWarpShapeFor(shape, d, arithmetic);
         kernel = arithmetic == IirArithmetic::Float32 ? pickKernel<float>(shape, d) : pickKernel<double>(shape, d);
         const int warps = kshape.threads / 32;
@@ -331,7 +380,7 @@ struct GpuIir::Impl {
     {
         if (schedule != IirSchedule::Auto)
             return schedule;
-        const IirSchedule s = autoSchedule(shape, d, arithmetic);
+        const IirSchedule s = autoSchedule(d, arithmetic);
         return s == IirSchedule::WarpPerTile && warpChain[v] ? IirSchedule::OneTilePerBlock : s;
     }
 
@@ -376,11 +425,15 @@ struct GpuIir::Impl {
         p.epoch = epoch;
         p.channels = channels;
         p.tickets = tickets.get();
+        p.warpOpts = warpOpts;
         p.vectorOk = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0
                      && (channels == 1 || stride % 4 == 0);
         const long long tiles = p.tilesPerChannel * channels;
         switch (sched) {
-        case IirSchedule::WarpPerTile: (wv == 0 ? kernel.launchWarp : kernel.launchShortWarp)(&p, tiles, stream.get()); break;
+        case IirSchedule::WarpPerTile: {
+            (wv == 1 ? kernel.launchShortWarp : altShape != 0 ? kernel.warpAlt[altShape] : kernel.launchWarp)(&p, tiles, stream.get());
+            break;
+        }
         case IirSchedule::MultiBlock:
             kernel.launchMulti(&p, tiles, doubling.get(), static_cast<long long>(kDoublingMatrices) * d * d, stream.get());
             break;

@@ -54,6 +54,7 @@ struct ScanParams {
     Real* inclusives;        // per tile: D values (multi-block apply: the state entering the tile)
     unsigned epoch;
     int vectorOk;            // warp-per-tile: in, out and stride allow 16-byte vector access
+    int warpOpts;            // warp-per-tile experiments (kWarpOpt*), 0 by default
 };
 
 // acc += T v (T row-major D x D, uniform across the warp: broadcast loads through the read-only cache). Float32

@@ -16,6 +16,23 @@
 namespace quell::gpu::iir {
 
 constexpr int kWarpTileWarpsPerBlock = 4;
+// ScanParams::warpOpts, read by kernels built with OPTS: store each sub-tile as soon as its second pass is done
+// (the stores leave while the warp filters the next sub-tile) instead of the whole tile at the end. Kernels
+// built without OPTS keep the run-6 code: at state size 8 and in float64 the extra live values cost
+// registers (H100, run 8: order 8 2% slower, float64 order 2 5% slower with the switch compiled in).
+constexpr int kWarpOptEarlyStore = 1;
+
+// Staging bytes of a block of W warps (dynamic shared memory: 4 sub-tiles of 32 samples per lane need 64 KB
+// per 4-warp block).
+template <int K, int SUB, int W = kWarpTileWarpsPerBlock>
+constexpr int warpTileStageBytes() { return W * SUB * 32 * K * static_cast<int>(sizeof(float)); }
+// Blocks of W warps that fit an SM's 227 KB of shared memory (1 KB of it reserved per block), at most 32.
+template <int K, int SUB, int W>
+constexpr int warpTileSmemBlocks()
+{
+    const int n = 232448 / (warpTileStageBytes<K, SUB, W>() + 1024);
+    return n < 32 ? n : 32;
+}
 
 // Physical float4 slot of chunk c when each lane owns CP consecutive chunks (CP = 1, 2, 4 or 8).
 template <int CP>
@@ -33,18 +50,29 @@ __device__ __forceinline__ int swizzleFloat(int e)
 
 // Warp tiles are small, so an SM needs many resident warps. Register budgets of the measured shapes: float32
 // with 2 sub-tiles 64 registers at state size 1 (8 blocks of 4 warps), 80 at 2 and 4 (6 blocks); with more
-// sub-tiles (their carries stay in registers) 80 and 96; state size 8 with 32 samples per lane 168 (3 blocks).
+// sub-tiles (their carries stay in registers) 80 and 96; 4 sub-tiles of 32 samples per lane 168 (3 blocks,
+// as many as 64 KB of staging per block allow); state size 8 with 32 samples per lane 168 (3 blocks).
 // At state sizes 4 and 8 a few bytes spill (to L1).
 template <class Sys, int K, int SUB, typename Real>
-constexpr int warpTileMinBlocks()
+constexpr int warpTileMinBlocks4()
 {
     if (sizeof(Real) != 4)
         return Sys::D <= 4 ? 4 : 2;
     if (Sys::D == 8)
         return K >= 32 ? 3 : 4;
+    if (warpTileStageBytes<K, SUB>() >= 65536)
+        return 3; // shared memory holds no more
     if (SUB > 2)
         return Sys::D == 1 ? 6 : 5;
     return Sys::D == 1 ? 8 : Sys::D <= 4 ? 6 : 4;
+}
+// The same register budget per warp for blocks of W warps, capped by shared memory.
+template <class Sys, int K, int SUB, typename Real, int W>
+constexpr int warpTileMinBlocks()
+{
+    const int regs = warpTileMinBlocks4<Sys, K, SUB, Real>() * kWarpTileWarpsPerBlock / W;
+    const int smem = warpTileSmemBlocks<K, SUB, W>();
+    return regs < smem ? regs : smem;
 }
 
 // cp.async.wait_group takes an immediate: n is a constant once the caller's loop is unrolled.
@@ -115,13 +143,33 @@ __device__ __forceinline__ void startWarpTileLoad(const ScanParams<Real>& p, con
     }
 }
 
+// Stores samples [from, to) of a filtered tile (to a multiple of 128) from the staging buffer.
+template <int CP>
+__device__ __forceinline__ void storeTileRange(float* out, const float* buf, int lane, bool vec, int valid, int from, int to)
+{
+    const float4* buf4 = reinterpret_cast<const float4*>(buf);
+    if (vec) {
+        float4* dst = reinterpret_cast<float4*>(out);
+#pragma unroll
+        for (int i = from / 128; i < to / 128; ++i)
+            __stcs(dst + lane + 32 * i, buf4[swizzleChunk<CP>(lane + 32 * i)]);
+    } else {
+#pragma unroll
+        for (int i = from / 32; i < to / 32; ++i) {
+            const int el = lane + 32 * i;
+            if (el < valid)
+                __stcs(out + el, buf[swizzleFloat<CP>(el)]);
+        }
+    }
+}
+
 // How the filter waits for a vector tile's copies: all at once, or per sub-tile.
 enum class TileWait { All, Staged };
 
 // Tables: buildTransitionTables(a, D, K, SUB): lane matrices T_{jK}, "warp" matrices T_{32Kg} (sub-tile
 // distances), tile matrices T_{j * SUB * 32K} (look-back distances).
 // Filters one warp tile whose vector copies were started (startWarpTileLoad) or, for a float tile, loads it.
-template <class Sys, int K, int SUB, TileWait WAIT, typename Real>
+template <class Sys, int K, int SUB, TileWait WAIT, bool OPTS, typename Real>
 __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const TileInfo<SUB * 32 * K, Real>& t, float* buf)
 {
     constexpr int D = Sys::D;
@@ -254,6 +302,13 @@ __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const 
             matVecAdd<D>(mats + warpMatrix(1) * D * D, entering[g - 1], entering[g]);
     }
 
+    if constexpr (OPTS) {
+        if (t.lastTile && lane < H) {
+            const long long n = p.samples - 1 - lane;
+            p.stateOut[channel * p.stateStride + lane] = n >= 0 ? static_cast<Real>(x[n]) : stIn[lane - p.samples];
+        }
+    }
+    const bool early = OPTS && (p.warpOpts & kWarpOptEarlyStore) != 0;
     // Pass 2 per sub-tile, from the true incoming state; outputs replace the inputs in the staging buffer
     // (each lane overwrites only the chunks it read itself). Last sub-tile first: a sub-tile's lane 0 reads
     // the previous sub-tile's last inputs, which must not have been overwritten yet.
@@ -290,12 +345,18 @@ __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const 
                 make_float4(static_cast<float>(y[4 * j]), static_cast<float>(y[4 * j + 1]), static_cast<float>(y[4 * j + 2]),
                             static_cast<float>(y[4 * j + 3]));
         __syncwarp();
+        if (early)
+            storeTileRange<CP>(p.out + channel * p.stride + t.start, buf, lane, vec, valid, g * B, (g + 1) * B);
     }
-    if (t.lastTile && lane < H) {
-        const long long n = p.samples - 1 - lane;
-        p.stateOut[channel * p.stateStride + lane] = n >= 0 ? static_cast<Real>(x[n]) : stIn[lane - p.samples];
+    if constexpr (!OPTS) {
+        if (t.lastTile && lane < H) {
+            const long long n = p.samples - 1 - lane;
+            p.stateOut[channel * p.stateStride + lane] = n >= 0 ? static_cast<Real>(x[n]) : stIn[lane - p.samples];
+        }
     }
     __syncwarp();
+    if (early)
+        return;
     float* out = p.out + channel * p.stride + t.start;
     if (vec) {
         float4* dst = reinterpret_cast<float4*>(out);
@@ -314,21 +375,29 @@ __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const 
 
 // A warp per tile, tile = global warp index (blocks start in index order, so a tile only waits on tiles of
 // warps already running). STAGED: one copy group per sub-tile, so the first sub-tile is filtered while the
-// later ones arrive.
-template <class Sys, int K, int SUB, bool STAGED, typename Real>
-__global__ void __launch_bounds__(32 * kWarpTileWarpsPerBlock, (warpTileMinBlocks<Sys, K, SUB, Real>()))
+// later ones arrive. OPTS: reads ScanParams::warpOpts, staging in dynamic shared memory
+// (warpTileStageBytes<K, SUB, W>()); otherwise static (at most 48 KB).
+template <class Sys, int K, int SUB, bool STAGED, typename Real, int W = kWarpTileWarpsPerBlock, bool OPTS = false>
+__global__ void __launch_bounds__(32 * W, (warpTileMinBlocks<Sys, K, SUB, Real, W>()))
     iirWarpScanKernel(const ScanParams<Real> p)
 {
     constexpr int TILE = SUB * 32 * K;
-    __shared__ __align__(16) float stage[kWarpTileWarpsPerBlock][TILE];
-    const long long ticket = static_cast<long long>(blockIdx.x) * kWarpTileWarpsPerBlock + (threadIdx.x >> 5);
+    static_assert(OPTS || warpTileStageBytes<K, SUB, W>() <= 48 * 1024, "static staging is at most 48 KB");
+    const long long ticket = static_cast<long long>(blockIdx.x) * W + (threadIdx.x >> 5);
     if (ticket >= p.tilesPerChannel * p.channels)
         return; // a whole warp: nothing synchronises more than one warp
     const TileInfo<TILE, Real> t(p, ticket);
-    float* buf = stage[threadIdx.x >> 5];
+    float* buf;
+    if constexpr (OPTS) {
+        extern __shared__ float4 stage4[];
+        buf = reinterpret_cast<float*>(stage4) + (threadIdx.x >> 5) * TILE;
+    } else {
+        __shared__ __align__(16) float stage[W][TILE];
+        buf = stage[threadIdx.x >> 5];
+    }
     if (vectorTile(p, t))
         startWarpTileLoad<K, SUB, STAGED>(p, t, buf);
-    filterWarpTile<Sys, K, SUB, STAGED ? TileWait::Staged : TileWait::All>(p, t, buf);
+    filterWarpTile<Sys, K, SUB, STAGED ? TileWait::Staged : TileWait::All, OPTS>(p, t, buf);
 }
 
 } // namespace quell::gpu::iir

@@ -14,6 +14,7 @@
 #include <complex>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,42 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
 
     gpu::DeviceBuffer<float> x(maxN), y(maxN);
     fillNoise(x.get(), maxN, 1234u);
+
+    // Measurement sweep (QUELL_BENCH_IIR_SWEEP set): warp-tile shapes x early stores (GpuIir.cu reads
+    // QUELL_IIR_WARP_SHAPE and QUELL_IIR_WARP_OPTS at prepare), twice over to show the spread between
+    // identical runs; the shapes apply to float32 direct orders 1 and 2, the option to every order.
+    if (std::getenv("QUELL_BENCH_IIR_SWEEP") != nullptr) {
+        const char* shapes[] = {"K32 SUB4", "K16 SUB4"};
+        for (int round = 0; round < 2; ++round)
+            for (const int order : {1, 2, 4, 8, -4}) { // -4: a cascade of 4 biquads
+                for (int shape = 0; shape < (order <= 2 && order > 0 ? 2 : 1); ++shape)
+                    for (int opts = 0; opts < 2; ++opts) {
+                        setenv("QUELL_IIR_WARP_SHAPE", std::to_string(shape).c_str(), 1);
+                        setenv("QUELL_IIR_WARP_OPTS", std::to_string(opts).c_str(), 1);
+                        gpu::GpuIir iir;
+                        if (order > 0) {
+                            const auto c = lowPassLike(order, 0.95);
+                            iir.prepareDirect(&c, 1, 1, maxN, gpu::IirArithmetic::Float32);
+                        } else {
+                            const auto q = lowPassCascade(-order, 0.95);
+                            iir.prepareCascade(&q, 1, 1, maxN, gpu::IirArithmetic::Float32);
+                        }
+                        iir.setSchedule(gpu::IirSchedule::WarpPerTile);
+                        std::printf("sweep round %d order %d %s early store %d:", round, order, shapes[shape], opts);
+                        for (const int lg : {22, 24, 26, 28}) {
+                            const std::size_t n = std::size_t(1) << std::min(lg, maxLog);
+                            const int reps = lg <= 22 ? 100 : lg <= 24 ? 40 : lg <= 26 ? 20 : 10;
+                            const double ms = timeMs(static_cast<cudaStream_t>(iir.stream()), reps,
+                                                     [&] { iir.processDevice(x.get(), y.get(), n, n); });
+                            std::printf(" 2^%d %.4f ms %.1f%%", lg, ms, 100.0 * static_cast<double>(n) * 8.0 / (ms * 1e-3) / copyBps);
+                        }
+                        std::printf(" (%s)\n", iir.variant());
+                    }
+            }
+        unsetenv("QUELL_IIR_WARP_SHAPE");
+        unsetenv("QUELL_IIR_WARP_OPTS");
+        return 0;
+    }
 
     auto row = [&](const std::string& table, const std::string& what, std::size_t n, double ms, const char* variant) {
         const double sps = static_cast<double>(n) / (ms * 1e-3);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <numbers>
 #include <random>
+#include <string>
 
 #include "dsp/BiquadCascade.h"
 #include "dsp/DirectFormIir.h"
@@ -121,6 +122,21 @@ std::vector<float> poisoned(std::size_t n) { return std::vector<float>(n, std::n
 bool allFinite(const std::vector<float>& v)
 {
     return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
+}
+
+// Channel c of planar x (n samples per channel), as float64.
+std::vector<double> channelOf(const std::vector<float>& x, int c, std::size_t n)
+{
+    return {x.begin() + static_cast<std::ptrdiff_t>(c * n), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * n)};
+}
+
+// x (planar channels) through iir under the schedule, into a NaN-poisoned output.
+std::vector<float> runSchedule(gpu::GpuIir& iir, gpu::IirSchedule schedule, const std::vector<float>& x)
+{
+    iir.setSchedule(schedule);
+    auto y = poisoned(x.size());
+    iir.process(x, y);
+    return y;
 }
 
 double directTolerance(int order) { return order <= 2 ? 1e-5 : order <= 4 ? 1e-4 : 1e-3; }
@@ -346,18 +362,81 @@ TEST_CASE("GpuIir: every schedule (block, persistent, warp per tile, multi-block
             for (const auto schedule : kSchedules) {
                 gpu::GpuIir iir;
                 iir.prepareDirect(sets, channels, n, arith);
-                iir.setSchedule(schedule);
-                auto y = poisoned(x.size());
-                iir.process(x, y);
+                const auto y = runSchedule(iir, schedule, x);
                 CHECK(allFinite(y));
                 for (int c = 0; c < channels; ++c) {
-                    const std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * n), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * n));
-                    const auto ref = cpuDirect(sets[static_cast<std::size_t>(c)], xc);
+                    const auto ref = cpuDirect(sets[static_cast<std::size_t>(c)], channelOf(x, c, n));
                     const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(ref));
                     INFO("order " << order << " schedule " << static_cast<int>(schedule) << " channel " << c << " " << iir.variant());
                     CHECK(err <= directTolerance(order));
                 }
             }
+        }
+    }
+}
+
+TEST_CASE("GpuIir: every schedule on cascades of 2, 3 and 4 sections across channel boundaries", "[gpu][iir]")
+{
+    const int channels = 5;
+    const std::size_t n = 10007; // a partial last tile in every channel
+    for (const int sections : {2, 3, 4}) {
+        std::vector<std::vector<dsp::Biquad>> sets;
+        for (int c = 0; c < channels; ++c)
+            sets.push_back(randomCascade(sections, static_cast<std::uint32_t>(3500 + 10 * sections + c)));
+        const auto xd = test::whiteNoise(channels * n, static_cast<std::uint32_t>(sections + 65));
+        const auto x = test::cast<float>(std::span<const double>(xd));
+        for (const auto arith : {gpu::IirArithmetic::Float32, gpu::IirArithmetic::Float64}) {
+            for (const auto schedule : {gpu::IirSchedule::Auto, kSchedules[0], kSchedules[1], kSchedules[2], kSchedules[3]}) {
+                gpu::GpuIir iir;
+                iir.prepareCascade(sets, channels, n, arith);
+                const auto y = runSchedule(iir, schedule, x);
+                CHECK(allFinite(y));
+                double worst = 0.0;
+                for (int c = 0; c < channels; ++c) {
+                    const auto ref = cpuCascade(sets[static_cast<std::size_t>(c)], channelOf(x, c, n));
+                    worst = std::max(worst, test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(ref)));
+                }
+                std::printf("iir cascade %d sections %s schedule %d (%s): worst channel error %.3g\n", sections,
+                            arith == gpu::IirArithmetic::Float32 ? "f32" : "f64", static_cast<int>(schedule), iir.variant(), worst);
+                CHECK(worst <= directTolerance(2 * sections));
+            }
+        }
+    }
+}
+
+TEST_CASE("GpuIir: a response outlasting 32 warp tiles sends Auto back to a block per tile", "[gpu][iir]")
+{
+    // A 20 Hz high-pass at 48 kHz (float64 under Auto) decays over ~12000 samples: about 49 warp tiles of
+    // 256 samples, so the warp tiles' look-back would be a serial chain.
+    const std::size_t n = std::size_t(1) << 20;
+    const int channels = 2;
+    const auto xd = test::colouredNoise(channels * n, 31, 0.5);
+    const auto x = test::cast<float>(std::span<const double>(xd));
+    const dsp::Biquad q = dsp::butterworthHighPass(20.0, 48000.0);
+    const dsp::Biquad qr{r32(q.b0), r32(q.b1), r32(q.b2), r32(q.a1), r32(q.a2)};
+    std::vector<std::vector<double>> refs;
+    for (int c = 0; c < channels; ++c)
+        refs.push_back(cpuCascade({qr}, channelOf(x, c, n)));
+    for (const bool cascade : {false, true}) {
+        for (const auto schedule : {gpu::IirSchedule::Auto, gpu::IirSchedule::WarpPerTile}) {
+            gpu::GpuIir iir;
+            if (cascade) {
+                const std::vector<std::vector<dsp::Biquad>> sets{{q}};
+                iir.prepareCascade(sets, channels, n);
+            } else {
+                const auto c = directFromBiquad(q);
+                iir.prepareDirect(std::span<const gpu::DirectFormCoefficients>(&c, 1), channels, n);
+            }
+            const auto y = runSchedule(iir, schedule, x);
+            const std::string variant = iir.variant();
+            CHECK(variant.rfind(schedule == gpu::IirSchedule::Auto ? "plr-block-" : "plr-warp-", 0) == 0);
+            CHECK(allFinite(y));
+            double worst = 0.0;
+            for (int c = 0; c < channels; ++c)
+                worst = std::max(worst, test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(refs[c])));
+            std::printf("iir butterworth HP 20 Hz @ 48k %s, schedule %d (%s): worst channel error %.3g\n",
+                        cascade ? "section" : "direct", static_cast<int>(schedule), variant.c_str(), worst);
+            CHECK(worst <= 1e-5);
         }
     }
 }
