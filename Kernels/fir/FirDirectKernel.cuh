@@ -30,12 +30,15 @@ inline std::size_t directSharedBytes(int taps, int r)
     return sizeof(float) * (static_cast<std::size_t>(tapsPadded) + static_cast<std::size_t>(paddedFloat(window + 31)));
 }
 
-// grid: (tiles per channel, channels). Out16: output rows are 16-byte aligned (vector stores).
-template <int R, bool Out16>
+// grid: (tiles per channel, channels). Out16: output rows are 16-byte aligned (vector stores). In16: input
+// rows are 16-byte aligned, so a tile's window away from the channel's ends is read with 16-byte loads. A
+// non-null newHist gets the channel's next history from the last tile's block (one launch less per call than
+// a separate history kernel; the history buffers ping-pong, so no block reads what it writes).
+template <int R, bool Out16, bool In16 = false>
 __global__ void __launch_bounds__(directThreads<R>()) firDirect(const float* __restrict__ in, float* __restrict__ out,
                                                                 long long stride, long long samples,
                                                                 const float* __restrict__ taps, int tapCount,
-                                                                const float* __restrict__ hist)
+                                                                const float* __restrict__ hist, float* __restrict__ newHist)
 {
     constexpr int kDirectThreads = directThreads<R>();
     extern __shared__ float4 shared4[];
@@ -52,8 +55,35 @@ __global__ void __launch_bounds__(directThreads<R>()) firDirect(const float* __r
     for (int k = threadIdx.x; k < tapsPadded; k += kDirectThreads)
         h[k] = k < tapCount ? __ldg(taps + k) : 0.0f;
     const int windowLen = halo + kDirectTile + 1;
-    for (int i = threadIdx.x; i < windowLen; i += kDirectThreads)
-        win[paddedFloat(i)] = inputOrHistory(x, hc, tapCount - 1, samples, start - halo + i);
+    const long long first = start - halo; // x index of window index 0
+    if (In16 && first >= 0 && first + windowLen <= samples) {
+        // Window index i holds x[first + i]; the 16-byte aligned x run starts at window index halo % 4 (start
+        // is a multiple of 4). Shared stores stay scalar: the padded window is not 16-byte aligned there.
+        const int head = halo & 3;
+        const int quads = (windowLen - head) >> 2;
+        const float4* x4 = reinterpret_cast<const float4*>(x + first + head);
+        for (int q = threadIdx.x; q < quads; q += kDirectThreads) {
+            const float4 v = __ldg(x4 + q);
+            const int i = head + 4 * q;
+            win[paddedFloat(i)] = v.x;
+            win[paddedFloat(i + 1)] = v.y;
+            win[paddedFloat(i + 2)] = v.z;
+            win[paddedFloat(i + 3)] = v.w;
+        }
+        const int rest = windowLen - 4 * quads; // head, then the tail after the last whole quad
+        if (threadIdx.x < rest) {
+            const int i = threadIdx.x < head ? threadIdx.x : 4 * quads + threadIdx.x;
+            win[paddedFloat(i)] = __ldg(x + first + i);
+        }
+    } else {
+        for (int i = threadIdx.x; i < windowLen; i += kDirectThreads)
+            win[paddedFloat(i)] = inputOrHistory(x, hc, tapCount - 1, samples, first + i);
+    }
+    if (newHist != nullptr && blockIdx.x == gridDim.x - 1) {
+        const long long len = tapCount - 1;
+        for (long long j = threadIdx.x; j < len; j += kDirectThreads)
+            newHist[c * len + j] = inputOrHistory(x, hc, len, samples, samples - len + j);
+    }
     __syncthreads();
 
     float acc[R];

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -60,6 +61,8 @@ struct GpuFir::Impl {
     std::size_t maxSamples = 0;
     std::size_t n = 0, step = 0; // FFT size and frame advance
     int directOutputsPerThread = 0; // 0: by tap count
+    bool vectorFill = envOn("QUELL_FIR_FILL");
+    bool fuseHistory = envOn("QUELL_FIR_FUSE");
     int cur = 0;
 
     Stream stream;
@@ -82,29 +85,38 @@ struct GpuFir::Impl {
         return it->second;
     }
 
+    // Measurement switches (quell-bench fir): QUELL_FIR_FILL=0 keeps the scalar window loads, QUELL_FIR_FUSE=0
+    // the separate history kernel.
+    static bool envOn(const char* name)
+    {
+        const char* e = std::getenv(name);
+        return e == nullptr || e[0] != '0';
+    }
+
+    // Returns whether the kernel also wrote the next history.
     template <int R>
-    void runDirectShape(const float* in, float* out, long long samples, long long stride)
+    bool runDirectShape(const float* in, float* out, long long samples, long long stride)
     {
         const dim3 grid(static_cast<unsigned>((samples + kDirectTile - 1) / kDirectTile), static_cast<unsigned>(channels));
         const std::size_t smem = directSharedBytes(static_cast<int>(tapCount), R);
-        const bool out16 = (reinterpret_cast<std::uintptr_t>(out) % 16 == 0) && (stride % 4 == 0 || channels == 1);
+        const bool rows16 = stride % 4 == 0 || channels == 1;
+        const bool out16 = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && rows16;
+        const bool in16 = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && rows16 && vectorFill;
         const int t = static_cast<int>(tapCount);
-        if (out16)
-            firDirect<R, true><<<grid, directThreads<R>(), smem, stream.get()>>>(in, out, stride, samples, taps.get(), t, hist[cur].get());
-        else
-            firDirect<R, false><<<grid, directThreads<R>(), smem, stream.get()>>>(in, out, stride, samples, taps.get(), t, hist[cur].get());
+        float* next = fuseHistory && histLen() > 0 ? hist[cur ^ 1].get() : nullptr;
+        auto* kernel = in16 ? (out16 ? firDirect<R, true, true> : firDirect<R, false, true>)
+                            : (out16 ? firDirect<R, true, false> : firDirect<R, false, false>);
+        kernel<<<grid, directThreads<R>(), smem, stream.get()>>>(in, out, stride, samples, taps.get(), t, hist[cur].get(), next);
         QUELL_CUDA_CHECK_LAUNCH();
+        return next != nullptr;
     }
 
-    void runDirect(const float* in, float* out, long long samples, long long stride)
+    bool runDirect(const float* in, float* out, long long samples, long long stride)
     {
-        // Measured on the H100 (2^24 samples): R = 8 wins up to 64 taps (16: 211 vs 161, 64: 147 vs 143
-        // G samples/s), R = 16 from 256 taps (72 vs 58).
-        const int r = directOutputsPerThread != 0 ? directOutputsPerThread : (tapCount <= 128 ? 8 : 16);
-        if (r == 8)
-            runDirectShape<8>(in, out, samples, stride);
-        else
-            runDirectShape<16>(in, out, samples, stride);
+        // Measured on the H100 with 16-byte window loads (2^24 samples): R = 8 wins at 16 taps (265 vs 236
+        // G samples/s), R = 16 from 64 taps (64: 205 vs 172, 256: 86 vs 58).
+        const int r = directOutputsPerThread != 0 ? directOutputsPerThread : (tapCount < 64 ? 8 : 16);
+        return r == 8 ? runDirectShape<8>(in, out, samples, stride) : runDirectShape<16>(in, out, samples, stride);
     }
 
     void runFft(const float* in, float* out, long long samples, long long stride)
@@ -135,11 +147,14 @@ struct GpuFir::Impl {
 
     void launchOne(const float* in, float* out, long long samples, long long stride)
     {
+        bool historyDone = false;
         if (method == FirMethod::Direct)
-            runDirect(in, out, samples, stride);
+            historyDone = runDirect(in, out, samples, stride);
         else
             runFft(in, out, samples, stride);
-        if (histLen() > 0) {
+        if (historyDone) {
+            cur ^= 1;
+        } else if (histLen() > 0) {
             const long long len = static_cast<long long>(histLen());
             updateHistory<<<dim3(static_cast<unsigned>((len + 255) / 256), static_cast<unsigned>(channels)), 256, 0,
                             stream.get()>>>(in, stride, samples, hist[cur].get(), hist[cur ^ 1].get(), len);
@@ -174,10 +189,11 @@ void GpuFir::prepare(const float* tapsHost, std::size_t tapCount, int channels, 
         if (smem > 200 * 1024)
             throw std::invalid_argument("GpuFir: too many taps for the direct method (" + std::to_string(tapCount) + ")");
         const int bytes = static_cast<int>(smem);
-        QUELL_CUDA_CHECK(cudaFuncSetAttribute(firDirect<16, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        QUELL_CUDA_CHECK(cudaFuncSetAttribute(firDirect<16, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        QUELL_CUDA_CHECK(cudaFuncSetAttribute(firDirect<8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        QUELL_CUDA_CHECK(cudaFuncSetAttribute(firDirect<8, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        for (const void* k : {reinterpret_cast<const void*>(firDirect<16, true, false>), reinterpret_cast<const void*>(firDirect<16, false, false>),
+                              reinterpret_cast<const void*>(firDirect<8, true, false>), reinterpret_cast<const void*>(firDirect<8, false, false>),
+                              reinterpret_cast<const void*>(firDirect<16, true, true>), reinterpret_cast<const void*>(firDirect<16, false, true>),
+                              reinterpret_cast<const void*>(firDirect<8, true, true>), reinterpret_cast<const void*>(firDirect<8, false, true>)})
+            QUELL_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     } else {
         std::size_t n = fftSize != 0 ? fftSize : std::max<std::size_t>(8192, (tapCount >= 16384 ? 8 : 4) * nextPow2(tapCount));
         if (n <= tapCount || (n & (n - 1)) != 0)
