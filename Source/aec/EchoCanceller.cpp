@@ -75,6 +75,11 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
     segMic_ = segOut_ = segRef_ = 0.0;
+    drift_.prepare(settings.drift, settings.sampleRate);
+    driftWeights_.assign(filter_->weights().size(), 0.0f);
+    driftOffset_ = 0.0;
+    sinceDriftMeasure_ = 0;
+    driftMic_ = driftOut_ = 0.0;
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
@@ -103,6 +108,10 @@ void EchoCanceller::reset()
         suppressor_.reset();
     pathChange_.reset();
     segMic_ = segOut_ = segRef_ = 0.0;
+    drift_.reset();
+    driftOffset_ = 0.0;
+    sinceDriftMeasure_ = 0;
+    driftMic_ = driftOut_ = 0.0;
 }
 
 void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
@@ -122,23 +131,51 @@ void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
     delayEstimator_.process(mic, sum);
     if (delayEstimator_.found()) {
         // Moves smaller than half the margin keep the direct path inside the filter: not worth the
-        // re-convergence a shift of the reference costs.
+        // re-convergence a shift of the reference costs. Drift compensation moves the delay by itself;
+        // the comparison is with where it has taken it.
         const int margin = static_cast<int>(std::lround(settings_.alignMarginSeconds * settings_.sampleRate));
         const int target = std::clamp(delayEstimator_.delaySamples() - margin, 0, static_cast<int>(delayLength_) - 1);
-        if (std::abs(target - appliedDelay_) > margin / 2)
+        if (std::abs(target - std::lround(appliedDelay_ + driftOffset_)) > margin / 2) {
             appliedDelay_ = target;
+            driftOffset_ = 0.0;
+            drift_.forgetPositions();
+        }
     }
     const std::size_t len = delayLength_;
+    const double rate = drift_.rate();
+    const double lowest = FractionalDelayReader::kHalfLength, highest = static_cast<double>(len) - lowest - 1.0;
+    // Fractional reads only where the reader has room on both sides of the delay.
+    const bool fractional = (rate != 0.0 || driftOffset_ != 0.0) && appliedDelay_ >= lowest && appliedDelay_ <= highest;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t read = (delayWrite_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
-        for (std::size_t c = 0; c < channels; ++c) {
-            float* line = &refDelayLine_[c * len];
-            float& r = refScratch_[c * maxBlock_ + i];
-            line[delayWrite_] = r;
-            r = line[read];
+        for (std::size_t c = 0; c < channels; ++c)
+            refDelayLine_[c * len + delayWrite_] = refScratch_[c * maxBlock_ + i];
+        if (fractional) {
+            driftOffset_ = std::clamp(driftOffset_ + rate, lowest - appliedDelay_, highest - appliedDelay_);
+            for (std::size_t c = 0; c < channels; ++c)
+                refScratch_[c * maxBlock_ + i] = fractional_.read(&refDelayLine_[c * len], len, delayWrite_, appliedDelay_ + driftOffset_);
+        } else {
+            const std::size_t read = (delayWrite_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
+            for (std::size_t c = 0; c < channels; ++c)
+                refScratch_[c * maxBlock_ + i] = refDelayLine_[c * len + read];
         }
         delayWrite_ = delayWrite_ + 1 == len ? 0 : delayWrite_ + 1;
     }
+}
+
+void EchoCanceller::measureDrift(double micEnergy, double outEnergy, std::size_t samples)
+{
+    driftMic_ += micEnergy;
+    driftOut_ += outEnergy;
+    sinceDriftMeasure_ += static_cast<int>(samples);
+    if (sinceDriftMeasure_ < drift_.measureInterval())
+        return;
+    // The filter's own weights: no allocation (copyWeights), a few microseconds on the GPU.
+    filter_->copyWeights(driftWeights_);
+    const std::size_t perChannel = driftWeights_.size() / static_cast<std::size_t>(settings_.farEndChannels);
+    const bool converged = driftMic_ > 2.0 * driftOut_ && driftOut_ > 0.0;
+    drift_.measure(std::span<const float>(driftWeights_.data(), perChannel), converged);
+    sinceDriftMeasure_ = 0;
+    driftMic_ = driftOut_ = 0.0;
 }
 
 void EchoCanceller::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -194,6 +231,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 segRef_ += double(x) * x;
             at += k;
             if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
+                if (settings_.drift.enabled && !refDelayLine_.empty())
+                    measureDrift(segMic_, segOut_, static_cast<std::size_t>(foreground_.segmentSamples()));
                 if (settings_.restartOnPathChange && controls_.adapt
                     && pathChange_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples())) {
                     filter_->restartCovariance();

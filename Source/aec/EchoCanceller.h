@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "aec/Backend.h"
+#include "aec/ClockDriftTracker.h"
 #include "aec/FarEndDelayEstimator.h"
+#include "aec/FractionalDelayReader.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
 #include "aec/PathChangeDetector.h"
@@ -64,6 +66,10 @@ struct EchoCancellerSettings {
     SuppressorSettings suppressor{};
     // Restart the filter's covariance when the output loses its echo reduction (PathChangeDetector).
     bool restartOnPathChange = true;
+    // Follow clock drift between far end and microphone (ClockDriftTracker): the far end is read at a
+    // fractional delay that moves every sample. Needs delay alignment (maxDelaySeconds > 0) and a bulk
+    // delay of at least 0.5 ms to move within.
+    DriftSettings drift{};
 };
 
 // What a user may change while audio runs, without a rebuild.
@@ -108,6 +114,10 @@ public:
     int alignedDelaySamples() const { return appliedDelay_; }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
     long foregroundCopies() const { return foreground_.copies(); }
+    // The clock drift being compensated, in ppm of the far end's rate (0 when none is found).
+    double driftPpm() const { return drift_.ppm(); }
+    // The far end's delay as applied now, with its fraction (drift compensation).
+    double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
     // Covariance restarts after a suspected echo-path change.
     long pathChangeRestarts() const { return pathChange_.restarts(); }
 
@@ -115,6 +125,9 @@ private:
     // Feeds the delay estimator and replaces the first n samples of each refScratch_ channel by the far
     // end delayed by the applied delay.
     void alignReference(std::span<const float> mic, std::size_t n);
+    // Accumulates one segment's energies; every drift_.measureInterval() samples hands the filter's
+    // weights to the drift tracker.
+    void measureDrift(double micEnergy, double outEnergy, std::size_t samples);
 
     EchoCancellerSettings settings_{};
     std::unique_ptr<LinearEchoFilter> filter_;
@@ -127,6 +140,12 @@ private:
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
     PathChangeDetector pathChange_;
+    ClockDriftTracker drift_;
+    FractionalDelayReader fractional_;
+    double driftOffset_ = 0.0;          // added to appliedDelay_ by the drift compensation
+    std::vector<float> driftWeights_;   // copy of the filter's weights for the drift measurement
+    int sinceDriftMeasure_ = 0;
+    double driftMic_ = 0.0, driftOut_ = 0.0;
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0;
     CancellerControls controls_{};
     std::vector<float> refDelayLine_;   // rings of the high-passed far end, maxDelay + 1 samples per channel
