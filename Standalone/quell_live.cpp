@@ -390,6 +390,7 @@ int run(const Options& o)
                 static_cast<unsigned long long>(state.farEndUnderruns.load()), st.latencySamples, st.latencyMs);
     std::printf("processing per block: median %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; canceller: %s\n",
                 st.processing.medianUs, st.processing.p99Us, st.processing.p999Us, st.processing.maxUs, st.mode.c_str());
+    std::printf("clock drift between far end and microphone: %+.1f ppm (compensated)\n", st.driftPpm);
     if (recorder)
         std::printf("recorded %s: %llu frames (%.2f s)%s\n", o.record.c_str(), static_cast<unsigned long long>(recorded),
                     static_cast<double>(recorded) / rate,

@@ -279,6 +279,7 @@ void RealtimeEngine::updateMeters(std::size_t frames)
     }
     meterMic_ = meterOut_ = meterRef_ = 0.0;
     meterFrames_ = 0;
+    driftPpm_.store(static_cast<float>(pipeline_->canceller().driftPpm()), std::memory_order_relaxed);
     if (snapshotsOn_.load(std::memory_order_relaxed)) {
         std::vector<float> w = pipeline_->canceller().weights();
         const std::lock_guard<std::mutex> lock(echoPathMutex_);
@@ -317,6 +318,7 @@ EngineStats RealtimeEngine::stats() const
     s.mode = mode_;
     s.onGpu = onGpu_.load();
     s.erleDb = erleDb_.load();
+    s.driftPpm = driftPpm_.load(std::memory_order_relaxed);
     s.micLevelDb = micDb_.load();
     s.refLevelDb = refDb_.load();
     s.outLevelDb = outDb_.load();

@@ -51,6 +51,7 @@ struct EngineStats {
     bool onGpu = false;
     double erleDb = 0.0;               // over the last ~0.5 s of far-end activity
     double micLevelDb = -120.0, refLevelDb = -120.0, outLevelDb = -120.0; // RMS, last 100 ms
+    double driftPpm = 0.0;             // clock drift the canceller compensates (first microphone channel)
 };
 
 class RealtimeEngine {
@@ -148,6 +149,7 @@ private:
     // Published counters and meters.
     std::atomic<std::uint64_t> workerFrames_{0};
     std::atomic<std::uint64_t> callbacks_{0}, lateBlocks_{0}, lateSamples_{0}, overruns_{0};
+    std::atomic<float> driftPpm_{0.0f};
     std::atomic<float> erleDb_{0.0f}, micDb_{-120.0f}, refDb_{-120.0f}, outDb_{-120.0f};
     std::string mode_, fallbackReason_;
     std::atomic<bool> onGpu_{false};
