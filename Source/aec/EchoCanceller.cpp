@@ -169,11 +169,17 @@ void EchoCanceller::measureDrift(double micEnergy, double outEnergy, std::size_t
     sinceDriftMeasure_ += static_cast<int>(samples);
     if (sinceDriftMeasure_ < drift_.measureInterval())
         return;
-    // The filter's own weights: no allocation (copyWeights), a few microseconds on the GPU.
-    filter_->copyWeights(driftWeights_);
-    const std::size_t perChannel = driftWeights_.size() / static_cast<std::size_t>(settings_.farEndChannels);
+    // With two paths, the foreground's weights: host memory, a copy of the adaptive filter's that is
+    // refreshed whenever the path has moved enough to matter; reading the adaptive filter itself would
+    // cost the GPU a synchronous copy every measurement.
+    std::span<const float> w = foreground_.weights();
+    if (!settings_.twoPath) {
+        filter_->copyWeights(driftWeights_);
+        w = driftWeights_;
+    }
+    const std::size_t perChannel = w.size() / static_cast<std::size_t>(settings_.farEndChannels);
     const bool converged = driftMic_ > 2.0 * driftOut_ && driftOut_ > 0.0;
-    drift_.measure(std::span<const float>(driftWeights_.data(), perChannel), converged);
+    drift_.measure(w.first(perChannel), converged);
     sinceDriftMeasure_ = 0;
     driftMic_ = driftOut_ = 0.0;
 }

@@ -23,11 +23,13 @@ struct EngineRun {
     double periodUs = 0.0;
 };
 
-EngineRun runRealtime(int rate, int block, double seconds, const std::vector<float>& mic, const std::vector<float>& ref)
+EngineRun runRealtime(int rate, int block, double seconds, const std::vector<float>& mic, const std::vector<float>& ref,
+                      const aec::EchoCancellerSettings& settings = {})
 {
     engine::EngineSpec spec;
     spec.hostRate = rate;
     spec.maxHostBlock = block;
+    spec.aec = settings;
     spec.aec.backend = aec::Backend::Auto; // the default pipeline: GPU RLS, 1024 taps at 16 kHz
     spec.aec.cpuRealtimeBudget = 0.5;
     engine::RealtimeEngine eng;
@@ -85,6 +87,38 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
                     {"late blocks", static_cast<long long>(r.stats.lateBlocks)},
                     {"latency ms", r.stats.latencyMs},
                     {"canceller", r.stats.mode}});
+    }
+    // What the stages after the linear filter cost: the same scene with each of them off (128-sample
+    // blocks, a third of the time).
+    struct Variant {
+        const char* name;
+        void (*apply)(aec::EchoCancellerSettings&);
+    };
+    const Variant variants[] = {
+        {"default", [](aec::EchoCancellerSettings&) {}},
+        {"no drift compensation", [](aec::EchoCancellerSettings& a) { a.drift.enabled = false; }},
+        {"no residual suppressor", [](aec::EchoCancellerSettings& a) { a.suppressor.enabled = false; }},
+        {"no path-change restart", [](aec::EchoCancellerSettings& a) { a.restartOnPathChange = false; }},
+        {"linear filter only", [](aec::EchoCancellerSettings& a) {
+             a.drift.enabled = false;
+             a.suppressor.enabled = false;
+             a.restartOnPathChange = false;
+         }},
+    };
+    for (const Variant& v : variants) {
+        aec::EchoCancellerSettings settings;
+        v.apply(settings);
+        const EngineRun r = runRealtime(rate, 128, seconds / 3.0, mic, ref, settings);
+        const auto& p = r.stats.processing;
+        report.add("stage costs, 128-sample blocks at 48 kHz",
+                   {{"variant", std::string(v.name)},
+                    {"blocks", static_cast<long long>(r.stats.callbacks)},
+                    {"median us", p.medianUs},
+                    {"p99 us", p.p99Us},
+                    {"p99.9 us", p.p999Us},
+                    {"max us", p.maxUs},
+                    {"late blocks", static_cast<long long>(r.stats.lateBlocks)},
+                    {"latency ms", r.stats.latencyMs}});
     }
     report.print();
     report.writeJson(args.jsonPath);
