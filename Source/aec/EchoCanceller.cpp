@@ -74,7 +74,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     if (settings.suppressor.enabled)
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
-    segMic_ = segOut_ = segRef_ = 0.0;
+    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     drift_.prepare(settings.drift, settings.sampleRate);
     driftWeights_.assign(filter_->weights().size(), 0.0f);
     driftOffset_ = 0.0;
@@ -107,7 +107,7 @@ void EchoCanceller::reset()
     if (settings_.suppressor.enabled)
         suppressor_.reset();
     pathChange_.reset();
-    segMic_ = segOut_ = segRef_ = 0.0;
+    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     drift_.reset();
     driftOffset_ = 0.0;
     sinceDriftMeasure_ = 0;
@@ -232,6 +232,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             for (std::size_t i = 0; i < k; ++i) {
                 segMic_ += double(mk[i]) * mk[i];
                 segOut_ += double(ok[i]) * ok[i];
+                const double estimate = double(mk[i]) - ok[i];
+                segEstimate_ += estimate * estimate;
             }
             for (float x : rk)
                 segRef_ += double(x) * x;
@@ -240,11 +242,11 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 if (settings_.drift.enabled && !refDelayLine_.empty())
                     measureDrift(segMic_, segOut_, static_cast<std::size_t>(foreground_.segmentSamples()));
                 if (settings_.restartOnPathChange && controls_.adapt
-                    && pathChange_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples())) {
+                    && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples())) {
                     filter_->restartCovariance();
                     foreground_.backgroundRestarted();
                 }
-                segMic_ = segOut_ = segRef_ = 0.0;
+                segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
             }
         }
         if (settings_.suppressor.enabled)

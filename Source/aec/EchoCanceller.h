@@ -146,7 +146,7 @@ private:
     std::vector<float> driftWeights_;   // copy of the filter's weights for the drift measurement
     int sinceDriftMeasure_ = 0;
     double driftMic_ = 0.0, driftOut_ = 0.0;
-    double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0;
+    double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
     std::vector<float> refDelayLine_;   // rings of the high-passed far end, maxDelay + 1 samples per channel
     std::size_t delayLength_ = 0;

@@ -13,7 +13,7 @@ void PathChangeDetector::reset()
     noise_ = -1.0;
 }
 
-bool PathChangeDetector::segment(double micEnergy, double outEnergy, double refEnergy, int samples)
+bool PathChangeDetector::segment(double micEnergy, double outEnergy, double estimateEnergy, double refEnergy, int samples)
 {
     if (samples <= 0 || !(micEnergy > 0.0))
         return false;
@@ -34,7 +34,8 @@ bool PathChangeDetector::segment(double micEnergy, double outEnergy, double refE
         }
         return false;
     }
-    bad_ = reductionDb < settings_.dropDb ? bad_ + 1 : 0;
+    const bool nearEndTalks = micEnergy > estimateEnergy * std::pow(10.0, settings_.nearEndDb / 10.0);
+    bad_ = reductionDb < settings_.dropDb && !nearEndTalks ? bad_ + 1 : 0;
     if (bad_ < settings_.dropSegments)
         return false;
     converged_ = false;

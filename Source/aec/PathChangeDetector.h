@@ -5,7 +5,11 @@
 // (P = I / delta, weights kept) makes it learn the new path within a few filter lengths.
 //
 // Rule, per 10 ms segment where the far end plays and the microphone is well above the noise floor
-// (`aboveNoiseDb` over the quietest output segments; an echo buried in noise says nothing): once the output has shown `convergedDb` of echo
+// (`aboveNoiseDb` over the quietest output segments; an echo buried in noise says nothing). A segment is
+// bad when the output is less than `dropDb` below the microphone while the microphone is no louder than
+// `nearEndDb` above the filter's echo estimate: after a path change the stale estimate is about as loud
+// as the new echo, while a talking near end makes the microphone louder than any echo estimate (double
+// talk is not a path change, and a restart in it lets the near end into the filter). Once the output has shown `convergedDb` of echo
 // reduction for `convergedSegments` segments, a run of `dropSegments` segments below `dropDb` triggers a
 // restart; then the rule waits for convergence again. (A rule relative to the usual reduction, 12 dB
 // below its running mean, was tried: it fired six times in a double-talk scenario of the corpus and
@@ -18,9 +22,10 @@
 namespace quell::aec {
 
 struct PathChangeSettings {
-    double convergedDb = 15.0;
+    double convergedDb = 20.0;
     int convergedSegments = 5;
     double dropDb = 6.0;
+    double nearEndDb = 4.0;
     int dropSegments = 3;
     double activeMeanSquare = 1e-7;   // far end below -70 dBFS: silence, no decision
     double aboveNoiseDb = 15.0;
@@ -31,9 +36,9 @@ class PathChangeDetector {
 public:
     void prepare(const PathChangeSettings& settings) { settings_ = settings; reset(); }
     void reset();
-    // Energies of one segment: microphone, output (echo-cancelled), far end; `samples` long.
-    // Returns true when the filter should restart now.
-    bool segment(double micEnergy, double outEnergy, double refEnergy, int samples);
+    // Energies of one segment: microphone, output (echo-cancelled), the filter's echo estimate
+    // (microphone - output), far end; `samples` long. Returns true when the filter should restart now.
+    bool segment(double micEnergy, double outEnergy, double estimateEnergy, double refEnergy, int samples);
     long restarts() const { return restarts_; }
 
 private:

@@ -13,13 +13,13 @@ using namespace quell;
 
 namespace {
 
-// One segment of 160 samples: microphone at micDb, output reduced by reductionDb, far end at refDb
-// (dB of mean square).
-bool segment(aec::PathChangeDetector& d, double micDb, double reductionDb, double refDb = -30.0)
+// One segment of 160 samples: microphone at micDb, output reduced by reductionDb, the echo estimate
+// estimateBelowDb under the microphone, far end at refDb (dB of mean square).
+bool segment(aec::PathChangeDetector& d, double micDb, double reductionDb, double refDb = -30.0, double estimateBelowDb = 0.0)
 {
     const double n = 160.0;
     return d.segment(n * std::pow(10.0, micDb / 10.0), n * std::pow(10.0, (micDb - reductionDb) / 10.0),
-                     n * std::pow(10.0, refDb / 10.0), 160);
+                     n * std::pow(10.0, (micDb - estimateBelowDb) / 10.0), n * std::pow(10.0, refDb / 10.0), 160);
 }
 
 } // namespace
@@ -42,6 +42,23 @@ TEST_CASE("PathChangeDetector restarts once after convergence is lost, never bef
     for (int i = 0; i < 50; ++i)
         CHECK_FALSE(segment(d, -30.0, 2.0));
     CHECK(d.restarts() == 1);
+}
+
+TEST_CASE("PathChangeDetector does not take double talk (microphone louder than the echo estimate) for a path change",
+          "[aec][pathchange]")
+{
+    aec::PathChangeDetector d;
+    d.prepare({});
+    for (int i = 0; i < 5; ++i)
+        segment(d, -30.0, 30.0);
+    // The near end talks: the microphone is 6 dB above what the filter expects of the echo.
+    for (int i = 0; i < 50; ++i)
+        CHECK_FALSE(segment(d, -30.0, 2.0, -30.0, 6.0));
+    CHECK(d.restarts() == 0);
+    // The room changes: the estimate is as loud as the microphone, the output barely below it.
+    CHECK_FALSE(segment(d, -30.0, 2.0, -30.0, 0.5));
+    CHECK_FALSE(segment(d, -30.0, 2.0, -30.0, 0.5));
+    CHECK(segment(d, -30.0, 2.0, -30.0, 0.5));
 }
 
 TEST_CASE("PathChangeDetector decides nothing on far-end silence or on a microphone in the noise", "[aec][pathchange]")

@@ -31,6 +31,8 @@ struct QuellOptions {
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
     double suppressionDb = 12.0;   // residual echo suppressor's maximum attenuation (0: suppressor off)
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
+    bool restartOnPathChange = true;
+    bool driftCompensation = true;
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);

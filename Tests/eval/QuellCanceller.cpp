@@ -79,6 +79,8 @@ private:
         s.twoPath = options_.twoPath;
         s.suppressor.enabled = options_.suppressionDb > 0.0;
         s.suppressor.maxAttenuationDb = options_.suppressionDb;
+        s.restartOnPathChange = options_.restartOnPathChange;
+        s.drift.enabled = options_.driftCompensation;
         return s;
     }
     QuellOptions options_;

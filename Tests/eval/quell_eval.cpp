@@ -2,11 +2,12 @@
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //
 //   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]
-//              [--downmix] [--only SUBSTRING] [--no-peers] [--json FILE] [--assert]
+//              [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING] [--no-peers] [--json FILE] [--assert]
 //
 // --suppression: the residual echo suppressor's maximum attenuation in dB (default 12; 0 turns the
 // suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
-// the peers do (default: both channels, N taps each, one multichannel RLS).
+// the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
+// without the covariance restart on a path change, without clock drift compensation (ablations).
 //
 // --assert checks Quell against the targets it meets on the short corpus (quell-corpus --short), see
 // AssertedTargets.cpp; exit status 1 when one fails. CI runs it on `quell-corpus --short --rir-ms 14`
@@ -82,7 +83,8 @@ std::optional<double> delayMs(const EvalCanceller& c)
 int usage()
 {
     std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
-                 "                  [--downmix] [--only SUBSTRING] [--no-peers] [--json FILE] [--assert]\n";
+                 "                  [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING] [--no-peers] [--json FILE]\n"
+                 "                  [--assert]\n";
     return 2;
 }
 
@@ -108,6 +110,8 @@ int main(int argc, char** argv)
             else if (a == "--one-path") qo.twoPath = false;
             else if (a == "--suppression") qo.suppressionDb = std::stod(next());
             else if (a == "--downmix") qo.multichannel = false;
+            else if (a == "--no-restart") qo.restartOnPathChange = false;
+            else if (a == "--no-drift") qo.driftCompensation = false;
             else if (a == "--only") only = next();
             else if (a == "--json") jsonPath = next();
             else if (a == "--no-peers") peers = false;
