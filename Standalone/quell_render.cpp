@@ -214,17 +214,20 @@ int run(const Options& o)
     if (!engine.fallbackReason().empty() && !o.quiet)
         std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", engine.fallbackReason().c_str());
 
-    std::vector<std::vector<float>> farEnd;
-    if (mono) {
-        farEnd.assign(1, std::vector<float>(frames));
-        for (std::size_t i = 0; i < frames; ++i) {
-            float s = 0.0f;
-            for (const auto& ch : ref.channels) s += ch[i];
-            farEnd[0][i] = s / static_cast<float>(ref.channels.size());
-        }
-    } else {
-        farEnd = ref.channels;
+    // The channels' mean: the far end when it is mixed to mono, and the ERLE meter's activity signal.
+    std::vector<float> farEndMean(frames);
+    for (std::size_t i = 0; i < frames; ++i) {
+        float sum = 0.0f;
+        for (const auto& ch : ref.channels)
+            sum += ch[i];
+        farEndMean[i] = sum / static_cast<float>(ref.channels.size());
     }
+    std::vector<const std::vector<float>*> farEnd;
+    if (mono)
+        farEnd.push_back(&farEndMean);
+    else
+        for (const auto& ch : ref.channels)
+            farEnd.push_back(&ch);
 
     const std::size_t latency = static_cast<std::size_t>(engine.latencySamples());
     const std::size_t total = frames + latency; // flush the resamplers' delay out at the end
@@ -249,7 +252,7 @@ int run(const Options& o)
         }
         for (std::size_t r = 0; r < farEnd.size(); ++r) {
             for (std::size_t i = 0; i < n; ++i)
-                refBlock[r][i] = pos + i < frames ? farEnd[r][pos + i] : 0.0f;
+                refBlock[r][i] = pos + i < frames ? (*farEnd[r])[pos + i] : 0.0f;
             refPtrs[r] = refBlock[r].data();
         }
         engine.process(inPtrs.data(), refPtrs.data(), outPtrs.data(), static_cast<int>(n));
@@ -278,12 +281,7 @@ int run(const Options& o)
             micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
             outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
         }
-        // Far-end activity from the channels' mean (the meter only looks at its level).
-        std::vector<float> activity(frames, 0.0f);
-        for (const auto& ch : farEnd)
-            for (std::size_t i = 0; i < frames; ++i)
-                activity[i] += ch[i] / static_cast<float>(farEnd.size());
-        meter.add(micPow, outPow, activity);
+        meter.add(micPow, outPow, farEndMean);
     }
     const aec::ErleReport erle = meter.report();
 

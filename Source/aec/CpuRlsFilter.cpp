@@ -20,7 +20,6 @@ public:
     {
         rls_.processInterleaved(mic, ref, out);
     }
-    int channels() const override { return rls_.settings().channels; }
     void reset() override { rls_.reset(); }
     void restartCovariance() override { rls_.restartCovariance(); }
     std::vector<float> weights() const override

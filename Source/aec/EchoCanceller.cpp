@@ -64,8 +64,6 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     } else {
         refDelayLine_.clear();
     }
-    delayWrite_ = 0;
-    appliedDelay_ = 0;
     ForegroundSettings fg;
     fg.taps = static_cast<int>(filter_->weights().size());
     fg.channels = settings.farEndChannels;
@@ -74,20 +72,17 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     if (settings.suppressor.enabled)
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
-    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     drift_.prepare(settings.drift, settings.sampleRate);
     driftWeights_.assign(filter_->weights().size(), 0.0f);
-    driftOffset_ = 0.0;
-    sinceDriftMeasure_ = 0;
-    driftMic_ = driftOut_ = 0.0;
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
     refScratch_.assign(maxBlock * channels, 0.0f);
-    refInterleaved_.assign(maxBlock * channels, 0.0f);
-    downmix_.assign(maxBlock, 0.0f);
+    refInterleaved_.assign(channels > 1 ? maxBlock * channels : 0, 0.0f);
+    downmix_.assign(channels > 1 ? maxBlock : 0, 0.0f);
+    clearRunningState();
 }
 
 void EchoCanceller::reset()
@@ -97,19 +92,23 @@ void EchoCanceller::reset()
     micHighPass_.reset();
     for (auto& f : refHighPass_)
         f.reset();
-    if (!refDelayLine_.empty()) {
+    if (!refDelayLine_.empty())
         delayEstimator_.reset();
-        std::fill(refDelayLine_.begin(), refDelayLine_.end(), 0.0f);
-    }
-    delayWrite_ = 0;
-    appliedDelay_ = 0;
     foreground_.reset();
     if (settings_.suppressor.enabled)
         suppressor_.reset();
     pathChange_.reset();
-    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     drift_.reset();
+    clearRunningState();
+}
+
+void EchoCanceller::clearRunningState()
+{
+    std::fill(refDelayLine_.begin(), refDelayLine_.end(), 0.0f);
+    delayWrite_ = 0;
+    appliedDelay_ = 0;
     driftOffset_ = 0.0;
+    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     sinceDriftMeasure_ = 0;
     driftMic_ = driftOut_ = 0.0;
 }
@@ -210,10 +209,15 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * maxBlock_, n));
         if (!refDelayLine_.empty())
             alignReference(m, n);
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t c = 0; c < channels; ++c)
-                refInterleaved_[i * channels + c] = refScratch_[c * maxBlock_ + i];
-        const std::span<const float> r(refInterleaved_.data(), n * channels);
+        // One channel is its own interleaved layout; more are interleaved for the filters.
+        const float* interleaved = refScratch_.data();
+        if (channels > 1) {
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t c = 0; c < channels; ++c)
+                    refInterleaved_[i * channels + c] = refScratch_[c * maxBlock_ + i];
+            interleaved = refInterleaved_.data();
+        }
+        const std::span<const float> r(interleaved, n * channels);
         const std::span<float> o = out.subspan(pos, n);
         // Segment by segment (the foreground's 10 ms), so that copies and restarts fall on the same
         // samples whatever the block size.

@@ -125,6 +125,8 @@ private:
     // Feeds the delay estimator and replaces the first n samples of each refScratch_ channel by the far
     // end delayed by the applied delay.
     void alignReference(std::span<const float> mic, std::size_t n);
+    // The canceller's own counters and delay line to zero (prepare and reset; the parts reset themselves).
+    void clearRunningState();
     // Accumulates one segment's energies; every drift_.measureInterval() samples hands the filter's
     // weights to the drift tracker.
     void measureDrift(double micEnergy, double outEnergy, std::size_t samples);
@@ -134,8 +136,8 @@ private:
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
     std::vector<float> micScratch_;
     std::vector<float> refScratch_;       // planar: channel c at [c * maxBlock, (c + 1) * maxBlock)
-    std::vector<float> refInterleaved_;   // the filters' input
-    std::vector<float> downmix_;          // for the delay estimator
+    std::vector<float> refInterleaved_;   // the filters' input with several far-end channels
+    std::vector<float> downmix_;          // for the delay estimator, with several far-end channels
     FarEndDelayEstimator delayEstimator_;
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;

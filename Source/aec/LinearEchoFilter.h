@@ -15,12 +15,11 @@ public:
     virtual ~LinearEchoFilter() = default;
     // mic = d, ref = x, out = e (the echo-cancelled microphone); same length; out may alias mic.
     virtual void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) = 0;
-    // Several far-end channels, interleaved (channels() x mic.size() samples).
+    // Several far-end channels, interleaved (the filter's channels x mic.size() samples).
     virtual void processInterleaved(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
     {
         process(mic, ref, out);
     }
-    virtual int channels() const { return 1; }
     virtual void reset() = 0;
     virtual std::vector<float> weights() const = 0;
     // The weights into `out` (its length; missing taps are zero). The default goes through weights() and

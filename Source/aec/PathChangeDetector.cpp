@@ -5,6 +5,15 @@
 
 namespace quell::aec {
 
+void PathChangeDetector::prepare(const PathChangeSettings& settings)
+{
+    settings_ = settings;
+    noiseRise_ = std::pow(10.0, settings.noiseRiseDbPerSegment / 10.0);
+    aboveNoise_ = std::pow(10.0, settings.aboveNoiseDb / 10.0);
+    nearEnd_ = std::pow(10.0, settings.nearEndDb / 10.0);
+    reset();
+}
+
 void PathChangeDetector::reset()
 {
     good_ = bad_ = 0;
@@ -21,9 +30,9 @@ bool PathChangeDetector::segment(double micEnergy, double outEnergy, double esti
     if (noise_ < 0.0 || outMean < noise_)
         noise_ = outMean;
     else
-        noise_ *= std::pow(10.0, settings_.noiseRiseDbPerSegment / 10.0);
+        noise_ *= noiseRise_;
     if (refEnergy < settings_.activeMeanSquare * samples
-        || micEnergy / samples < noise_ * std::pow(10.0, settings_.aboveNoiseDb / 10.0))
+        || micEnergy / samples < noise_ * aboveNoise_)
         return false;
     const double reductionDb = 10.0 * std::log10(micEnergy / std::max(outEnergy, 1e-30));
     if (!converged_) {
@@ -34,7 +43,7 @@ bool PathChangeDetector::segment(double micEnergy, double outEnergy, double esti
         }
         return false;
     }
-    const bool nearEndTalks = micEnergy > estimateEnergy * std::pow(10.0, settings_.nearEndDb / 10.0);
+    const bool nearEndTalks = micEnergy > estimateEnergy * nearEnd_;
     bad_ = reductionDb < settings_.dropDb && !nearEndTalks ? bad_ + 1 : 0;
     if (bad_ < settings_.dropSegments)
         return false;

@@ -34,7 +34,7 @@ struct PathChangeSettings {
 
 class PathChangeDetector {
 public:
-    void prepare(const PathChangeSettings& settings) { settings_ = settings; reset(); }
+    void prepare(const PathChangeSettings& settings);
     void reset();
     // Energies of one segment: microphone, output (echo-cancelled), the filter's echo estimate
     // (microphone - output), far end; `samples` long. Returns true when the filter should restart now.
@@ -43,6 +43,7 @@ public:
 
 private:
     PathChangeSettings settings_{};
+    double noiseRise_ = 1.0, aboveNoise_ = 1.0, nearEnd_ = 1.0;   // the dB settings as power ratios
     int good_ = 0, bad_ = 0;
     bool converged_ = false;
     double noise_ = -1.0;   // mean square of the quietest output segments; < 0: none yet

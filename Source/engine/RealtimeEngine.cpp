@@ -27,8 +27,8 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     spec_ = spec;
     const std::size_t block = static_cast<std::size_t>(spec.maxHostBlock);
     const std::size_t channels = static_cast<std::size_t>(spec.micChannels);
-    if (spec.aec.farEndChannels < 1 || spec.aec.farEndChannels > aec::kMaxFarEndChannels)
-        throw std::invalid_argument("the far end may have 1 or 2 channels (got " + std::to_string(spec.aec.farEndChannels) + ")");
+    // A bad far-end channel count is refused by the canceller (pipeline_->prepare below) before any
+    // buffer is sized with it.
     const std::size_t farChannels = static_cast<std::size_t>(spec.aec.farEndChannels);
     stride_ = channels + farChannels;
 
