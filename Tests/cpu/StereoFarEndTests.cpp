@@ -42,12 +42,7 @@ StereoScene stereoScene()
 
 double erleLastSecond(const std::vector<float>& mic, const std::vector<float>& out)
 {
-    double pm = 0.0, po = 0.0;
-    for (std::size_t i = mic.size() - 16000; i < mic.size(); ++i) {
-        pm += double(mic[i]) * mic[i];
-        po += double(out[i]) * out[i];
-    }
-    return 10.0 * std::log10(pm / po);
+    return test::reductionDb(std::span(mic).last(16000), std::span(out).last(16000));
 }
 
 } // namespace

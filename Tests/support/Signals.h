@@ -89,6 +89,17 @@ double misalignmentDb(std::span<const A> w, std::span<const double> h)
     return 10.0 * std::log10(num / den);
 }
 
+// Echo reduction in dB: microphone energy over output energy on the same samples.
+inline double reductionDb(std::span<const float> mic, std::span<const float> out)
+{
+    double pm = 0.0, po = 0.0;
+    for (std::size_t i = 0; i < mic.size(); ++i) {
+        pm += double(mic[i]) * mic[i];
+        po += double(out[i]) * out[i];
+    }
+    return 10.0 * std::log10(pm / po);
+}
+
 template <typename T>
 std::vector<T> cast(std::span<const double> x)
 {
