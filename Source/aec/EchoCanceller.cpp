@@ -138,6 +138,12 @@ void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
             appliedDelay_ = target;
             driftOffset_ = 0.0;
             drift_.forgetPositions();
+            // What the filter learnt at the old alignment is wrong at the new one, and RLS with a long
+            // memory would carry it for a second or more (10 dB of steady ERLE lost after the first
+            // alignment of a delayed speech echo of the corpus): forget it. The foreground keeps
+            // cancelling with what it has until the restarted filter does better.
+            if (filter_)
+                filter_->restartCovariance();
         }
     }
     const std::size_t len = delayLength_;

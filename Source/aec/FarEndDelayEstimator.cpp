@@ -9,7 +9,7 @@ namespace quell::aec {
 void FarEndDelayEstimator::prepare(const DelayEstimatorSettings& s)
 {
     if (s.sampleRate < 8000 || s.maxDelaySeconds <= 0.0 || s.maxDelaySeconds > 4.0 || s.memorySeconds <= 0.0
-        || s.holdSeconds < 0.0)
+        || s.holdSeconds < 0.0 || s.warmupSeconds < 0.0)
         throw std::invalid_argument("FarEndDelayEstimator: bad settings");
     settings_ = s;
     factor_ = std::max(1, static_cast<int>(std::lround(s.sampleRate / 4000.0)));
@@ -17,7 +17,7 @@ void FarEndDelayEstimator::prepare(const DelayEstimatorSettings& s)
     lags_ = static_cast<int>(std::ceil(s.maxDelaySeconds * rate)) + 1;
     alpha_ = std::exp(-1.0 / (s.memorySeconds * rate));
     shortAlpha_ = std::exp(-1.0 / (0.03 * rate));
-    warmupSamples_ = static_cast<long>(s.memorySeconds * rate);
+    warmupSamples_ = static_cast<long>(s.warmupSeconds * rate);
     checkEvery_ = std::max(1, static_cast<int>(0.016 * rate));
     holdChecks_ = std::max(1, static_cast<int>(std::lround(s.holdSeconds * rate / checkEvery_)));
     refLine_.assign(2 * static_cast<std::size_t>(lags_), 0.0f);
@@ -30,6 +30,7 @@ void FarEndDelayEstimator::reset()
     std::fill(refLine_.begin(), refLine_.end(), 0.0f);
     std::fill(corr_.begin(), corr_.end(), 0.0);
     pos_ = 0;
+    filled_ = 0;
     micAcc_ = refAcc_ = 0.0;
     inBlock_ = 0;
     prevMic_ = prevRef_ = 0.0f;
@@ -67,6 +68,7 @@ void FarEndDelayEstimator::addDecimated(float mRaw, float rRaw)
     pos_ = pos_ == 0 ? static_cast<std::size_t>(lags_) - 1 : pos_ - 1;
     refLine_[pos_] = r;
     refLine_[pos_ + lags_] = r;
+    filled_ = std::min(filled_ + 1, lags_);
     refShort_ = shortAlpha_ * refShort_ + (1.0 - shortAlpha_) * double(rRaw) * rRaw;
     // Averaging only while the far end plays: the window of the longest lag is what matters, but the
     // short-term power of the present is a good enough gate (the decision is only slower to resume).
@@ -87,16 +89,18 @@ void FarEndDelayEstimator::addDecimated(float mRaw, float rRaw)
 
 void FarEndDelayEstimator::pickPeak()
 {
+    // Lags longer than the far end heard so far have correlated with nothing: counting their zeros in
+    // the RMS would make any early peak look prominent.
     int best = 0;
     double bestAbs = 0.0, sumSq = 0.0;
-    for (int k = 0; k < lags_; ++k) {
+    for (int k = 0; k < filled_; ++k) {
         sumSq += corr_[k] * corr_[k];
         if (std::abs(corr_[k]) > bestAbs) {
             bestAbs = std::abs(corr_[k]);
             best = k;
         }
     }
-    prominence_ = sumSq > 0.0 ? bestAbs / std::sqrt(sumSq / lags_) : 0.0;
+    prominence_ = sumSq > 0.0 ? bestAbs / std::sqrt(sumSq / filled_) : 0.0;
     // Until the averages hold about one memory of far-end signal, any lag correlates well: wait.
     if (activeSamples_ < warmupSamples_)
         return;
@@ -113,8 +117,15 @@ void FarEndDelayEstimator::pickPeak()
         candidateChecks_ = 1;
     }
     if (candidateChecks_ >= holdChecks_) {
-        if (!found_ || std::abs(best - reported_) > 1)
-            reported_ = best;
+        // A new lag has to beat the one in use (no delay before the first estimate) clearly: speech's
+        // pitch and strong early reflections make side peaks that lead for a moment.
+        if (std::abs(best - reported_) > 1) {
+            double current = 0.0;
+            for (int k = std::max(0, reported_ - 1); k <= std::min(lags_ - 1, reported_ + 1); ++k)
+                current = std::max(current, std::abs(corr_[k]));
+            if (bestAbs >= settings_.switchRatio * current)
+                reported_ = best;
+        }
         found_ = true;
         confidence_ = conf;
     }

@@ -10,8 +10,10 @@
 // erases the estimate nor adds noise to it. The estimate is the lag of the largest |correlation|; it is
 // reported only when that peak stands out (normalised correlation above `minConfidence`) and has stayed
 // at the same lag (within one decimated sample) for `holdSeconds`, so single noisy peaks do not move the
-// filter. Nothing is reported before one memory of far-end activity. With a memory of 0.4 s a change of
-// delay is followed within about a second of far-end speech.
+// filter. Nothing is reported before `warmupSeconds` of far-end activity: with a few samples averaged
+// every lag's normalised correlation is high, and only the prominence test tells an echo from chance.
+// A delayed speech echo is found about 0.2 s after it starts (0.1 s warm-up, 0.05 s hold); with a
+// memory of 0.4 s a change of delay is followed within about a second of far-end speech.
 //
 // Cost: lags x 4000 multiply-adds per second of input (16 M/s for 1 s of lags): a few % of one core.
 // Threading: prepare() from any thread, process() from one thread; process() does not allocate.
@@ -25,12 +27,18 @@ struct DelayEstimatorSettings {
     int sampleRate = 16000;
     double maxDelaySeconds = 1.0;
     double memorySeconds = 0.4;
-    double holdSeconds = 0.1;
+    double holdSeconds = 0.05;
+    // Far-end activity before the first estimate may be reported.
+    double warmupSeconds = 0.1;
     double minConfidence = 0.1;
     // The peak over the RMS of the correlation across all lags: unrelated signals give about
     // sqrt(2 ln lags) (4 to 7 for 4000 lags), an echo 15 or more.
     double minProminence = 9.0;
     double silenceFloor = 1e-7;   // mean square of the far end (-70 dBFS)
+    // A new lag replaces the one in use (none: lag 0) only when its correlation is this many times
+    // larger: voiced speech and strong early reflections make side peaks that lead for a moment (one
+    // 2.3 times the true peak was seen), and every move costs the filter a restart.
+    double switchRatio = 3.0;
 };
 
 class FarEndDelayEstimator {
@@ -52,7 +60,7 @@ private:
     void pickPeak();
 
     DelayEstimatorSettings settings_{};
-    int factor_ = 4, lags_ = 0;
+    int factor_ = 4, lags_ = 0, filled_ = 0;   // filled_: lags the far-end line holds samples for
     double alpha_ = 0.0, shortAlpha_ = 0.0;
     int holdChecks_ = 1, checkEvery_ = 64;
     std::vector<float> refLine_;   // whitened decimated far end, twice the lags (contiguous window)

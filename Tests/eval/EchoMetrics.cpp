@@ -81,6 +81,7 @@ EchoFigures measure(const CorpusScenario& s, const std::vector<float>& out, cons
                 continue;
             const double erle = db(fr.echo, fr.res);
             (b <= change ? before : after).emplace_back(a, erle);
+            f.erleTrace.emplace_back(a, erle);
             const bool warm = a >= t0 + ms.warmupSeconds && !(b > change && a < change + ms.warmupSeconds);
             if (warm) {
                 sumEcho += fr.echo;

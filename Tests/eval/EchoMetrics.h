@@ -9,6 +9,7 @@
 // Both over 50 ms frames in far-end single talk: frame within an echo-active interval, no near-end
 // activity, echo frame power within 30 dB of the loudest frame.
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "eval/CorpusScenario.h"
@@ -23,6 +24,7 @@ struct EchoFigures {
     std::optional<double> minErleDb;          // worst single-talk frame after the warm-up (divergence check)
     std::optional<double> doubleTalkSnrDb;    // near end vs (output - near end), above 300 Hz, in double talk
     std::optional<double> nearAloneLossDb;    // input SNR minus output SNR (above 300 Hz) of a lone near end
+    std::vector<std::pair<double, double>> erleTrace;  // (frame start s, ERLE dB) of every single-talk frame
 };
 
 struct MetricSettings {

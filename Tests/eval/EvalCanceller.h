@@ -33,6 +33,7 @@ struct QuellOptions {
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
     bool restartOnPathChange = true;
     bool driftCompensation = true;
+    std::string backend = "cpu";   // cpu | gpu | auto (gpu: a stereo far end falls back to the CPU, which says so)
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);

@@ -1,5 +1,6 @@
-// Quell's echo canceller (Source/aec/EchoCanceller) on the CPU, offline (no real-time budget: the exact
-// float32 RLS of the GPU path).
+// Quell's echo canceller (Source/aec/EchoCanceller), offline (no real-time budget): the float32 RLS on
+// the CPU by default, on the GPU with --backend gpu (the same recursion; one far-end channel there, so a
+// stereo far end runs on the CPU as two channels, or on the GPU mixed down with --downmix).
 #include "aec/EchoCanceller.h"
 #include "dsp/BiquadCascade.h"
 #include "eval/EvalCanceller.h"
@@ -29,6 +30,9 @@ public:
         aec::EchoCancellerSettings s = settings(sampleRate);
         // A stereo far end is one multichannel echo path: both loudspeaker channels go to the filter.
         s.farEndChannels = options_.multichannel && ref.size() == 2 ? 2 : 1;
+        // The GPU RLS takes one far-end channel: a two-channel filter is the CPU's.
+        if (s.farEndChannels == 2 && s.backend == aec::Backend::Gpu)
+            s.backend = aec::Backend::Cpu;
         aec::EchoCanceller aec;
         constexpr std::size_t block = 256;
         aec.prepare(s, block);
@@ -74,7 +78,7 @@ private:
         s.sampleRate = sampleRate;
         s.taps = options_.taps;
         s.lambda = options_.lambda;
-        s.backend = aec::Backend::Cpu;
+        s.backend = *aec::parseBackend(options_.backend);
         s.cpuThreads = options_.threads;
         s.twoPath = options_.twoPath;
         s.suppressor.enabled = options_.suppressionDb > 0.0;

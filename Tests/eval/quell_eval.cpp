@@ -2,12 +2,19 @@
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //
 //   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]
-//              [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING] [--no-peers] [--json FILE] [--assert]
+//              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
+//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--assert] [--trace FILE]
 //
 // --suppression: the residual echo suppressor's maximum attenuation in dB (default 12; 0 turns the
 // suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
+//
+// --backend gpu runs Quell's RLS on the GPU (a stereo far end stays on the CPU as two channels unless
+// --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
+//
+// --trace writes every single-talk frame's ERLE (scenario, canceller, time s, ERLE dB; tab-separated):
+// the convergence curves behind t10, t20 and reconv.
 //
 // --assert checks Quell against the targets it meets on the short corpus (quell-corpus --short), see
 // AssertedTargets.cpp; exit status 1 when one fails. CI runs it on `quell-corpus --short --rir-ms 14`
@@ -22,6 +29,7 @@
 #include <sstream>
 #include <string>
 
+#include "aec/Backend.h"
 #include "eval/AssertedTargets.h"
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
@@ -83,8 +91,8 @@ std::optional<double> delayMs(const EvalCanceller& c)
 int usage()
 {
     std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
-                 "                  [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING] [--no-peers] [--json FILE]\n"
-                 "                  [--assert]\n";
+                 "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]\n"
+                 "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--assert] [--trace FILE]\n";
     return 2;
 }
 
@@ -92,7 +100,7 @@ int usage()
 
 int main(int argc, char** argv)
 {
-    std::string corpus, only, jsonPath;
+    std::string corpus, only, exclude, jsonPath, tracePath;
     QuellOptions qo;
     bool peers = true, check = false;
     for (int i = 1; i < argc; ++i) {
@@ -113,7 +121,14 @@ int main(int argc, char** argv)
             else if (a == "--no-restart") qo.restartOnPathChange = false;
             else if (a == "--no-drift") qo.driftCompensation = false;
             else if (a == "--only") only = next();
+            else if (a == "--exclude") exclude = next();
+            else if (a == "--backend") {
+                qo.backend = next();
+                if (!quell::aec::parseBackend(qo.backend))
+                    throw std::invalid_argument("--backend must be cpu, gpu or auto (got " + qo.backend + ")");
+            }
             else if (a == "--json") jsonPath = next();
+            else if (a == "--trace") tracePath = next();
             else if (a == "--no-peers") peers = false;
             else if (a == "--assert") check = true;
             else if (a == "--help" || a == "-h") { usage(); return 0; }
@@ -141,12 +156,26 @@ int main(int argc, char** argv)
     // Each canceller's latency, measured once on a probe (near-end noise alone, silent far end).
     std::map<std::string, int> latencies;
     for (const auto& c : cancellers) {
-        latencies[c->name()] = measureLatency(*c, 16000);
+        try {
+            latencies[c->name()] = measureLatency(*c, 16000);
+        } catch (const std::exception& e) {
+            std::cerr << "quell-eval: " << c->name() << ": " << e.what() << "\n";
+            return 2;
+        }
         if (latencies[c->name()] != 0)
             std::cout << c->name() << ": output latency " << latencies[c->name()]
                       << " samples, compensated in the figures\n";
     }
 
+    std::ofstream trace;
+    if (!tracePath.empty()) {
+        trace.open(tracePath);
+        if (!trace) {
+            std::cerr << "quell-eval: cannot write " << tracePath << "\n";
+            return 2;
+        }
+        trace << "scenario\tcanceller\ttime_s\terle_db\n";
+    }
     std::vector<std::string> failures;
     std::ostringstream js;
     js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
@@ -155,7 +184,9 @@ int main(int argc, char** argv)
                 "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "x_rt", "delay_ms");
     try {
         for (const auto& dir : listScenarios(corpus)) {
-            if (!only.empty() && dir.filename().string().find(only) == std::string::npos)
+            const std::string name = dir.filename().string();
+            if ((!only.empty() && name.find(only) == std::string::npos)
+                || (!exclude.empty() && name.find(exclude) != std::string::npos))
                 continue;
             const CorpusScenario s = loadScenario(dir);
             const double seconds = static_cast<double>(s.mic.size()) / s.sampleRate;
@@ -180,6 +211,8 @@ int main(int argc, char** argv)
                             cell(f.doubleTalkSnrDb).c_str(), cell(f.nearAloneLossDb).c_str(),
                             cell(took / seconds, 2).c_str(), cell(delayMs(*c), 1).c_str());
                 std::fflush(stdout);
+                for (const auto& [t, erle] : f.erleTrace)
+                    trace << s.name << '\t' << c->name() << '\t' << t << '\t' << erle << '\n';
                 js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": \"" << s.name << "\", \"canceller\": \""
                    << c->name() << "\", \"steadyErleDb\": " << json(f.steadyErleDb)
                    << ", \"steadyMicOverOutDb\": " << json(f.steadyMicOverOutDb)
