@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -60,9 +59,7 @@ struct GpuFir::Impl {
     int channels = 0;
     std::size_t maxSamples = 0;
     std::size_t n = 0, step = 0; // FFT size and frame advance
-    int directOutputsPerThread = 0; // 0: by tap count
-    bool vectorFill = envOn("QUELL_FIR_FILL");
-    bool fuseHistory = envOn("QUELL_FIR_FUSE");
+    FirTuning tuning;
     int cur = 0;
 
     Stream stream;
@@ -85,14 +82,6 @@ struct GpuFir::Impl {
         return it->second;
     }
 
-    // Measurement switches (quell-bench fir): QUELL_FIR_FILL=0 keeps the scalar window loads, QUELL_FIR_FUSE=0
-    // the separate history kernel.
-    static bool envOn(const char* name)
-    {
-        const char* e = std::getenv(name);
-        return e == nullptr || e[0] != '0';
-    }
-
     // Returns whether the kernel also wrote the next history.
     template <int R>
     bool runDirectShape(const float* in, float* out, long long samples, long long stride)
@@ -101,9 +90,9 @@ struct GpuFir::Impl {
         const std::size_t smem = directSharedBytes(static_cast<int>(tapCount), R);
         const bool rows16 = stride % 4 == 0 || channels == 1;
         const bool out16 = reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && rows16;
-        const bool in16 = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && rows16 && vectorFill;
+        const bool in16 = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && rows16 && tuning.vectorWindowLoads;
         const int t = static_cast<int>(tapCount);
-        float* next = fuseHistory && histLen() > 0 ? hist[cur ^ 1].get() : nullptr;
+        float* next = tuning.fusedHistory && histLen() > 0 ? hist[cur ^ 1].get() : nullptr;
         auto* kernel = in16 ? (out16 ? firDirect<R, true, true> : firDirect<R, false, true>)
                             : (out16 ? firDirect<R, true, false> : firDirect<R, false, false>);
         kernel<<<grid, directThreads<R>(), smem, stream.get()>>>(in, out, stride, samples, taps.get(), t, hist[cur].get(), next);
@@ -115,7 +104,7 @@ struct GpuFir::Impl {
     {
         // Measured on the H100 with 16-byte window loads (2^24 samples): R = 8 wins at 16 taps (265 vs 236
         // G samples/s), R = 16 from 64 taps (64: 205 vs 172, 256: 86 vs 58).
-        const int r = directOutputsPerThread != 0 ? directOutputsPerThread : (tapCount < 64 ? 8 : 16);
+        const int r = tuning.directOutputsPerThread != 0 ? tuning.directOutputsPerThread : (tapCount < 64 ? 8 : 16);
         return r == 8 ? runDirectShape<8>(in, out, samples, stride) : runDirectShape<16>(in, out, samples, stride);
     }
 
@@ -272,6 +261,12 @@ FirMethod GpuFir::method() const { return impl_->method; }
 std::size_t GpuFir::fftSize() const { return impl_->n; }
 std::size_t GpuFir::taps() const { return impl_->tapCount; }
 int GpuFir::channels() const { return impl_->channels; }
-void GpuFir::setDirectOutputsPerThread(int outputs) { impl_->directOutputsPerThread = outputs == 8 || outputs == 16 ? outputs : 0; }
+void GpuFir::setTuning(const FirTuning& tuning)
+{
+    const int r = tuning.directOutputsPerThread;
+    if (r != 0 && r != 8 && r != 16)
+        throw std::invalid_argument("GpuFir::setTuning: outputs per thread must be 0, 8 or 16 (got " + std::to_string(r) + ")");
+    impl_->tuning = tuning;
+}
 
 } // namespace quell::gpu

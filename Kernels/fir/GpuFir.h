@@ -27,9 +27,23 @@ namespace quell::gpu {
 
 enum class FirMethod { Auto, Direct, Fft };
 
+// The direct kernel's tuning, in one place (the defaults are what `quell-bench fir` measured fastest on
+// the H100; tests and the benchmark set the others to compare and to cover every code path).
+struct FirTuning {
+    // Outputs per thread: 8 (256 threads) or 16 (128 threads); 0 picks 8 below 64 taps and 16 from 64.
+    int directOutputsPerThread = 0;
+    // 16-byte loads of the input window into shared memory where the input is 16-byte aligned (false:
+    // scalar loads everywhere).
+    bool vectorWindowLoads = true;
+    // The direct kernel also writes the next call's history (false: a separate history kernel).
+    bool fusedHistory = true;
+};
+
 class GpuFir {
 public:
-    static constexpr std::size_t kDirectMaxTaps = 320; // H100: direct 71 vs FFT 57 G samples/s at 256, 54 vs 56 at 384
+    // H100, 2^24 samples: direct 59.8 vs FFT 56.4 G samples/s at 384 taps, 46.3 vs 55.8 at 512 (direct falls
+    // as 1/taps, FFT stays flat: even at about 400).
+    static constexpr std::size_t kDirectMaxTaps = 400;
 
     GpuFir();
     ~GpuFir();
@@ -51,9 +65,9 @@ public:
     std::size_t fftSize() const;
     std::size_t taps() const;
     int channels() const;
-    // Tuning (benchmarks, tests): outputs per thread of the direct kernel, 8 (256 threads) or 16 (128
-    // threads); 0 (default) picks 8 up to 128 taps and 16 above, as measured. Call after prepare().
-    void setDirectOutputsPerThread(int outputs);
+    // Tuning (benchmarks, tests), any time after prepare(); throws std::invalid_argument on an
+    // unsupported value.
+    void setTuning(const FirTuning& tuning);
 
 #if __cplusplus >= 202002L
     void prepare(std::span<const float> taps, int channels, std::size_t maxSamples, FirMethod method = FirMethod::Auto,

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -51,26 +50,18 @@ bool longRunShape(Shape shape, int d, IirArithmetic arithmetic)
 {
     return shape == Shape::Direct && d <= 2 && arithmetic == IirArithmetic::Float32;
 }
-// Measurement switches (quell-bench iir's sweep), read at prepare: QUELL_IIR_WARP_SHAPE=1 runs float32 direct
-// state sizes 1 and 2 on the previous shape (16 per lane) for comparison; QUELL_IIR_WARP_OPTS overrides
-// ScanParams::warpOpts.
 constexpr WarpShape kAltWarpShapes[2] = {{32, 4}, {16, 4}};
-int envInt(const char* name, int fallback)
+int altWarpShape(Shape shape, int d, IirArithmetic arithmetic, const IirTuning& tuning)
 {
-    const char* e = std::getenv(name);
-    return e != nullptr ? std::atoi(e) : fallback;
-}
-int altWarpShape(Shape shape, int d, IirArithmetic arithmetic)
-{
-    const int v = envInt("QUELL_IIR_WARP_SHAPE", 0);
-    return longRunShape(shape, d, arithmetic) && v == 1 ? 1 : 0;
+    return longRunShape(shape, d, arithmetic) ? tuning.longRunShape : 0;
 }
 // Early stores measured faster for float32 direct state sizes 1, 2 and 4 (+1 to +3 points of copy at
 // 2^26-2^28) and level at state size 8 and on cascades, which keep the single store at the end.
-int warpOptsFor(Shape shape, int d, IirArithmetic arithmetic)
+int warpOptsFor(Shape shape, int d, IirArithmetic arithmetic, const IirTuning& tuning)
 {
-    const bool early = shape == Shape::Direct && d <= 4 && arithmetic == IirArithmetic::Float32;
-    return envInt("QUELL_IIR_WARP_OPTS", early ? kWarpOptEarlyStore : 0);
+    const bool measuredFaster = shape == Shape::Direct && d <= 4 && arithmetic == IirArithmetic::Float32;
+    const bool early = tuning.earlyStores < 0 ? measuredFaster : tuning.earlyStores > 0;
+    return early ? kWarpOptEarlyStore : 0;
 }
 WarpShape warpShapeFor(Shape shape, int d, IirArithmetic arithmetic, int alt)
 {
@@ -247,6 +238,7 @@ struct GpuIir::Impl {
     Kernel kernel{};
     int resident = 1;          // blocks of the persistent kernel resident at once
     IirSchedule schedule = IirSchedule::Auto;
+    IirTuning tuning;
 
     Stream stream;
     // Correction tables per coefficient set: for the block tile, for the warp tile, and T_{B 2^k} for the
@@ -282,8 +274,8 @@ struct GpuIir::Impl {
         channels = channelCount;
         realSize = arithmetic == IirArithmetic::Float32 ? sizeof(float) : sizeof(double);
         kshape = shapeFor(d, arithmetic);
-        altShape = altWarpShape(shape, d, arithmetic);
-        warpOpts = warpOptsFor(shape, d, arithmetic);
+        altShape = altWarpShape(shape, d, arithmetic, tuning);
+        warpOpts = warpOptsFor(shape, d, arithmetic, tuning);
         wshape = warpShapeFor(shape, d, arithmetic, altShape);
         shortShape = shortWarpShapeFor(shape, d, arithmetic);
         kernel = arithmetic == IirArithmetic::Float32 ? pickKernel<float>(shape, d) : pickKernel<double>(shape, d);
@@ -467,6 +459,7 @@ void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t set
         throw std::invalid_argument("GpuIir: direct-form order above 8 (got " + std::to_string(order)
                                     + "); use a cascade of sections");
     auto im = std::make_unique<Impl>();
+    im->tuning = impl_->tuning;
     im->shape = Shape::Direct;
     im->arithmetic = arithmetic;
     im->userOrder = static_cast<int>(order);
@@ -514,6 +507,7 @@ void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::
     if (sections > 4)
         throw std::invalid_argument("GpuIir: at most 4 sections per cascade (got " + std::to_string(sections) + ")");
     auto im = std::make_unique<Impl>();
+    im->tuning = impl_->tuning;
     im->shape = Shape::Cascade;
     im->arithmetic = arithmetic;
     im->userOrder = static_cast<int>(2 * sections);
@@ -644,5 +638,11 @@ int GpuIir::order() const { return impl_->userOrder; }
 int GpuIir::channels() const { return impl_->channels; }
 const char* GpuIir::variant() const { return impl_->variantName.c_str(); }
 void GpuIir::setSchedule(IirSchedule schedule) { impl_->setSchedule(schedule); }
+void GpuIir::setTuning(const IirTuning& tuning)
+{
+    if (tuning.longRunShape < 0 || tuning.longRunShape > 1 || tuning.earlyStores < -1 || tuning.earlyStores > 1)
+        throw std::invalid_argument("GpuIir::setTuning: longRunShape must be 0 or 1, earlyStores -1, 0 or 1");
+    impl_->tuning = tuning;
+}
 
 } // namespace quell::gpu

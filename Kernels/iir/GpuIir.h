@@ -51,6 +51,18 @@ struct BiquadCoefficients {
 // Auto runs the one measured fastest on the H100.
 enum class IirSchedule { Auto = 0, OneTilePerBlock = 1, Persistent = 2, WarpPerTile = 3, MultiBlock = 4 };
 
+// The warp-per-tile kernel's tuning, in one place (defaults: measured fastest on the H100, see
+// Kernels/iir/NOTES.md; the benchmark's sweep sets the others). Read at prepare(): the correction tables
+// are built for the tile shape.
+struct IirTuning {
+    // float32 direct state sizes 1 and 2: 0 = 32 samples per lane x 4 sub-tiles (4096-sample warp tiles),
+    // 1 = 16 x 4.
+    int longRunShape = 0;
+    // Stores each sub-tile's outputs as soon as they are final (float32 direct state sizes up to 4, the
+    // kernels compiled with the option); -1 = where measured faster (those same kernels), 0 = off.
+    int earlyStores = -1;
+};
+
 struct DirectFormCoefficients {
     std::vector<double> b; // b[0..M]
     std::vector<double> a; // a[0..M], a[0] ignored, plus sign on feedback
@@ -120,6 +132,9 @@ public:
     const char* variant() const; // e.g. "plr-warp-direct-M4-f32" for reports
     // Tuning (benchmarks, tests): how tiles map to the device. Call after prepare().
     void setSchedule(IirSchedule schedule);
+    // The warp kernel's shape and options for the next prepare(); throws std::invalid_argument on a value
+    // out of range.
+    void setTuning(const IirTuning& tuning);
 
 private:
     struct Impl;

@@ -84,6 +84,60 @@ __device__ __forceinline__ void matVecAdd(const Real* __restrict__ t, const Real
     }
 }
 
+// A run of K samples from zero state: its feed-forward part in w (the second pass reuses it) and its carry
+// (the state it leaves) in s. xr holds the run's K inputs after the H before them.
+template <class Sys, int K, typename Real>
+__device__ __forceinline__ void zeroStateCarry(const Real (&c)[Sys::NCOEF], const Real (&xr)[K + Sys::HALO],
+                                               Real (&w)[Sys::template WORK<K>], Real (&s)[Sys::D])
+{
+    Sys::template feedForward<K>(c, xr, w);
+    Real y[K];
+#pragma unroll
+    for (int j = 0; j < Sys::D; ++j)
+        s[j] = Real(0);
+    Sys::template recur<K, false>(c, w, s, y, K);
+}
+
+// The recurrence over a lane's run from its true incoming state s, outputs in y. In the channel's last tile
+// the run stops at the last valid sample (outputs past it are zero), and the lane holding that sample
+// writes the channel's final state to stOut[H..H+D).
+template <class Sys, int K, typename Real>
+__device__ __forceinline__ void recurRun(const Real (&c)[Sys::NCOEF], const Real (&w)[Sys::template WORK<K>],
+                                         Real (&s)[Sys::D], Real (&y)[K], bool lastTile, int valid, int first, Real* stOut)
+{
+    if (!lastTile) {
+        Sys::template recur<K, false>(c, w, s, y, K);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+        y[i] = Real(0);
+    Sys::template recur<K, true>(c, w, s, y, valid - first);
+    if (first <= valid - 1 && valid - 1 < first + K) {
+#pragma unroll
+        for (int j = 0; j < Sys::D; ++j)
+            stOut[Sys::HALO + j] = s[j];
+    }
+}
+
+// Kogge-Stone inclusive scan of carries over the first LANES lanes of a warp: afterwards lane i holds
+// sum over l <= i of T^(i-l) carry(l), with T^d the transition over d lanes' runs (ACROSS_WARPS: over d
+// warps' runs), skipped where the mask says it decayed below precision.
+template <int D, int LANES, bool ACROSS_WARPS, typename Real>
+__device__ __forceinline__ void warpScanCarries(Real (&s)[D], const Real* mats, unsigned long long mask, int lane)
+{
+#pragma unroll
+    for (int d = 1; d < LANES; d <<= 1) {
+        const int m = ACROSS_WARPS ? warpMatrix(d) : laneMatrix(d);
+        Real r[D];
+#pragma unroll
+        for (int j = 0; j < D; ++j)
+            r[j] = __shfl_up_sync(0xffffffffu, s[j], d);
+        if (lane >= d && (mask >> m & 1ull))
+            matVecAdd<D>(mats + m * D * D, r, s);
+    }
+}
+
 __device__ __forceinline__ int padIndex(int i) { return i + (i >> 5); }
 
 template <typename Real>
@@ -234,26 +288,11 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
 #pragma unroll
     for (int i = 0; i < K + H; ++i)
         xr[i] = static_cast<Real>(tile[padIndex(threadIdx.x * K + i)]);
-    Real w[Sys::template WORK<K>];
-    Sys::template feedForward<K>(c, xr, w);
 
-    // Zero-state pass: the run's carry.
-    Real s[D], y[K];
-#pragma unroll
-    for (int j = 0; j < D; ++j)
-        s[j] = Real(0);
-    Sys::template recur<K, false>(c, w, s, y, K);
-
-    // Inclusive scan of carries within the warp: s(i) += T_{dK} s(i-d).
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        Real r[D];
-#pragma unroll
-        for (int j = 0; j < D; ++j)
-            r[j] = __shfl_up_sync(0xffffffffu, s[j], d);
-        if (lane >= d && (mask >> laneMatrix(d) & 1ull))
-            matVecAdd<D>(mats + laneMatrix(d) * D * D, r, s);
-    }
+    // Zero-state pass: the run's carry, then the inclusive scan of carries within the warp.
+    Real w[Sys::template WORK<K>], s[D], y[K];
+    zeroStateCarry<Sys, K>(c, xr, w, s);
+    warpScanCarries<D, 32, false>(s, mats, mask, lane);
     Real e[D]; // exclusive within the warp
 #pragma unroll
     for (int j = 0; j < D; ++j) {
@@ -274,15 +313,7 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
 #pragma unroll
         for (int j = 0; j < D; ++j)
             a[j] = lane < WARPS ? warpAgg[lane][j] : Real(0);
-#pragma unroll
-        for (int d = 1; d < WARPS; d <<= 1) {
-            Real r[D];
-#pragma unroll
-            for (int j = 0; j < D; ++j)
-                r[j] = __shfl_up_sync(0xffffffffu, a[j], d);
-            if (lane >= d && (mask >> warpMatrix(d) & 1ull))
-                matVecAdd<D>(mats + warpMatrix(d) * D * D, r, a);
-        }
+        warpScanCarries<D, WARPS, true>(a, mats, mask, lane);
         Real blockAgg[D], warpExcl[D];
 #pragma unroll
         for (int j = 0; j < D; ++j) {
@@ -348,22 +379,10 @@ __device__ __forceinline__ void processTile(const ScanParams<Real>& p, const Til
         for (int j = 0; j < D; ++j)
             s[j] = e[j];
         const int first = threadIdx.x * K;
-        if (lastTile) {
-            Sys::template recur<K, true>(c, w, s, y, valid - first);
-            if (first <= valid - 1 && valid - 1 < first + K) {
-                // This thread holds the channel's last sample: its state is the channel's final state.
-                Real* stOut = p.stateOut + channel * p.stateStride;
-#pragma unroll
-                for (int j = 0; j < D; ++j)
-                    stOut[H + j] = s[j];
-            }
-            if (threadIdx.x < H) {
-                const long long n = p.samples - 1 - threadIdx.x;
-                p.stateOut[channel * p.stateStride + threadIdx.x] =
-                    n >= 0 ? static_cast<Real>(x[n]) : stIn[threadIdx.x - p.samples];
-            }
-        } else {
-            Sys::template recur<K, false>(c, w, s, y, K);
+        recurRun<Sys, K>(c, w, s, y, lastTile, valid, first, p.stateOut + channel * p.stateStride);
+        if (lastTile && threadIdx.x < H) {
+            const long long n = p.samples - 1 - threadIdx.x;
+            p.stateOut[channel * p.stateStride + threadIdx.x] = n >= 0 ? static_cast<Real>(x[n]) : stIn[threadIdx.x - p.samples];
         }
 
         // Store through shared memory so the global writes are coalesced. Every thread has finished reading

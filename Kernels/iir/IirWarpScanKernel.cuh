@@ -229,22 +229,9 @@ __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const 
         }
         Real xr[K + H];
         readRun<H, K, CP>(buf, g, lane, halo, xr);
-        Real w[Sys::template WORK<K>];
-        Sys::template feedForward<K>(c, xr, w);
-        Real s[D], y[K];
-#pragma unroll
-        for (int j = 0; j < D; ++j)
-            s[j] = Real(0);
-        Sys::template recur<K, false>(c, w, s, y, K);
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            Real r[D];
-#pragma unroll
-            for (int j = 0; j < D; ++j)
-                r[j] = __shfl_up_sync(0xffffffffu, s[j], d);
-            if (lane >= d && (mask >> laneMatrix(d) & 1ull))
-                matVecAdd<D>(mats + laneMatrix(d) * D * D, r, s);
-        }
+        Real w[Sys::template WORK<K>], s[D];
+        zeroStateCarry<Sys, K>(c, xr, w, s);
+        warpScanCarries<D, 32, false>(s, mats, mask, lane);
 #pragma unroll
         for (int j = 0; j < D; ++j) {
             excl[g][j] = __shfl_up_sync(0xffffffffu, s[j], 1);
@@ -324,21 +311,7 @@ __device__ __forceinline__ void filterWarpTile(const ScanParams<Real>& p, const 
             s[j] = excl[g][j];
         if (mask >> laneMatrix(lane) & 1ull)
             matVecAdd<D>(mats + laneMatrix(lane) * D * D, entering[g], s);
-        const int first = g * B + lane * K;
-        if (t.lastTile) {
-#pragma unroll
-            for (int i = 0; i < K; ++i)
-                y[i] = Real(0);
-            Sys::template recur<K, true>(c, w, s, y, valid - first);
-            if (first <= valid - 1 && valid - 1 < first + K) {
-                Real* stOut = p.stateOut + channel * p.stateStride;
-#pragma unroll
-                for (int j = 0; j < D; ++j)
-                    stOut[H + j] = s[j];
-            }
-        } else {
-            Sys::template recur<K, false>(c, w, s, y, K);
-        }
+        recurRun<Sys, K>(c, w, s, y, t.lastTile, valid, g * B + lane * K, p.stateOut + channel * p.stateStride);
 #pragma unroll
         for (int j = 0; j < CP; ++j)
             buf4[swizzleChunk<CP>(g * (B / 4) + lane * CP + j)] =

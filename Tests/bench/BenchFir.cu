@@ -73,7 +73,9 @@ QUELL_BENCH_COMMAND(fir, "GPU FIR direct and FFT (16 .. 65536 taps) and the poly
                 continue;
             gpu::GpuFir fir;
             fir.prepare(taps.data(), taps.size(), 1, n, k.method, k.fft);
-            fir.setDirectOutputsPerThread(width);
+            gpu::FirTuning tuning;
+            tuning.directOutputsPerThread = width;
+            fir.setTuning(tuning);
             const double ms = timeMs(static_cast<cudaStream_t>(fir.stream()), 20, [&] { fir.processDevice(x.get(), y.get(), n, n); });
             const double sps = static_cast<double>(n) / (ms * 1e-3);
             const bool direct = fir.method() == gpu::FirMethod::Direct;

@@ -171,18 +171,20 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
     gpu::DeviceBuffer<float> x(maxN), y(maxN);
     fillNoise(x.get(), maxN, 1234u);
 
-    // Measurement sweep (QUELL_BENCH_IIR_SWEEP set): warp-tile shapes x early stores (GpuIir.cu reads
-    // QUELL_IIR_WARP_SHAPE and QUELL_IIR_WARP_OPTS at prepare), twice over to show the spread between
-    // identical runs; the shapes apply to float32 direct orders 1 and 2, the option to every order.
+    // Measurement sweep (QUELL_BENCH_IIR_SWEEP set): warp-tile shapes x early stores (gpu::IirTuning),
+    // twice over to show the spread between identical runs; the shapes apply to float32 direct orders 1
+    // and 2, early stores to the kernels compiled with them (direct orders up to 4).
     if (std::getenv("QUELL_BENCH_IIR_SWEEP") != nullptr) {
         const char* shapes[] = {"K32 SUB4", "K16 SUB4"};
         for (int round = 0; round < 2; ++round)
             for (const int order : {1, 2, 4, 8, -4}) { // -4: a cascade of 4 biquads
                 for (int shape = 0; shape < (order <= 2 && order > 0 ? 2 : 1); ++shape)
                     for (int opts = 0; opts < 2; ++opts) {
-                        setenv("QUELL_IIR_WARP_SHAPE", std::to_string(shape).c_str(), 1);
-                        setenv("QUELL_IIR_WARP_OPTS", std::to_string(opts).c_str(), 1);
                         gpu::GpuIir iir;
+                        gpu::IirTuning tuning;
+                        tuning.longRunShape = shape;
+                        tuning.earlyStores = opts;
+                        iir.setTuning(tuning);
                         if (order > 0) {
                             const auto c = lowPassLike(order, 0.95);
                             iir.prepareDirect(&c, 1, 1, maxN, gpu::IirArithmetic::Float32);
@@ -202,8 +204,6 @@ QUELL_BENCH_COMMAND(iir, "single-pass IIR (orders 1-8, cascades, batched) vs cop
                         std::printf(" (%s)\n", iir.variant());
                     }
             }
-        unsetenv("QUELL_IIR_WARP_SHAPE");
-        unsetenv("QUELL_IIR_WARP_OPTS");
         return 0;
     }
 

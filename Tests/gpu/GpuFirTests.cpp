@@ -60,7 +60,7 @@ TEST_CASE("GpuFir direct and FFT match float64 convolution over 2^20 samples", "
                 continue;
             gpu::GpuFir fir;
             fir.prepare(h, 1, n, k.method);
-            fir.setDirectOutputsPerThread(width);
+            fir.setTuning({.directOutputsPerThread = width});
             auto y = poisoned(n);
             fir.process(x, y);
             const double err = test::relativeL2(std::span<const float>(y.data(), ref.size()), std::span<const double>(ref));
@@ -86,7 +86,11 @@ TEST_CASE("GpuFir streaming: awkward lengths, block splits and channels match on
                 const auto x = test::cast<float>(std::span<const double>(xd));
                 gpu::GpuFir fir;
                 fir.prepare(h, channels, 40000, method);
-                fir.setDirectOutputsPerThread(n % 2 == 0 ? 16 : 8);
+                // Every direct code path: both widths, scalar and 16-byte window loads, history written by
+                // the filter kernel or by its own.
+                fir.setTuning({.directOutputsPerThread = n % 2 == 0 ? 16 : 8,
+                               .vectorWindowLoads = (n / 13) % 2 == 0,
+                               .fusedHistory = taps != 64});
                 const auto y = test::runInRandomBlocks(fir, x, channels, n, static_cast<std::uint32_t>(n * 7 + taps), n / 3 + 2);
                 CHECK(allFinite(y));
                 for (int c = 0; c < channels; ++c) {

@@ -254,10 +254,19 @@ TEST_CASE("GpuIir: awkward lengths, block splits, channels with their own filter
                 refs[c] = cpuDirect(sets[static_cast<std::size_t>(c)], xc, pastIn[c], pastOut[c]);
             }
             const std::uint32_t splitSeed = static_cast<std::uint32_t>(rng());
-            // The default (Auto) and the two strategies that differ most from it in tiling and state handling.
-            for (const auto schedule : {gpu::IirSchedule::Auto, gpu::IirSchedule::OneTilePerBlock, gpu::IirSchedule::WarpPerTile,
-                                        gpu::IirSchedule::MultiBlock}) {
+            // The default (Auto), the strategies that differ most from it in tiling and state handling,
+            // and the warp kernel's other tunings (the other long-run shape, early stores on and off).
+            struct Run {
+                gpu::IirSchedule schedule;
+                gpu::IirTuning tuning;
+            };
+            for (const auto& [schedule, tuning] :
+                 {Run{gpu::IirSchedule::Auto, {}}, Run{gpu::IirSchedule::OneTilePerBlock, {}},
+                  Run{gpu::IirSchedule::WarpPerTile, {}}, Run{gpu::IirSchedule::MultiBlock, {}},
+                  Run{gpu::IirSchedule::WarpPerTile, {1, -1}}, Run{gpu::IirSchedule::WarpPerTile, {0, 0}},
+                  Run{gpu::IirSchedule::WarpPerTile, {1, 1}}}) {
                 gpu::GpuIir iir;
+                iir.setTuning(tuning);
                 // A small maxSamples forces multi-launch splitting inside processDevice for the long cases.
                 iir.prepareDirect(sets, channels, n > 100000 ? 300000 : 8192);
                 iir.setSchedule(schedule);
@@ -271,7 +280,8 @@ TEST_CASE("GpuIir: awkward lengths, block splits, channels with their own filter
                     const double err = test::relativeL2(std::span<const float>(y.data() + c * n, n), std::span<const double>(refs[c]));
                     worst = std::max(worst, err);
                 }
-                INFO("order " << order << " length " << n << " " << iir.variant() << " worst channel error " << worst);
+                INFO("order " << order << " length " << n << " " << iir.variant() << " tuning " << tuning.longRunShape << "/"
+                                << tuning.earlyStores << " worst channel error " << worst);
                 CHECK(worst <= directTolerance(order));
             }
         }
