@@ -7,6 +7,14 @@
 
 namespace quell::aec {
 
+double effectiveLambda(const EchoCancellerSettings& settings)
+{
+    if (settings.lambda != 0.0)
+        return settings.lambda;
+    const double memory = std::max(10000.0, 10.0 * settings.taps * settings.farEndChannels);
+    return 1.0 - 1.0 / memory;
+}
+
 void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t maxBlock)
 {
     if (settings.sampleRate < 8000 || settings.sampleRate > 192000)
@@ -23,7 +31,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     dsp::RlsSettings rls;
     rls.taps = settings.taps * settings.farEndChannels;
     rls.channels = settings.farEndChannels;
-    rls.lambda = settings.lambda;
+    rls.lambda = effectiveLambda(settings);
     rls.delta = settings.delta;
     dsp::validate(rls);
 

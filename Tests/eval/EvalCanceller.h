@@ -26,14 +26,14 @@ public:
 
 struct QuellOptions {
     int taps = 1024;
-    double lambda = 0.9999;
+    double lambda = 0.0;   // 0: the canceller's automatic forgetting factor (aec::effectiveLambda)
     bool twoPath = true;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
     double suppressionDb = 12.0;   // residual echo suppressor's maximum attenuation (0: suppressor off)
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
     bool restartOnPathChange = true;
     bool driftCompensation = true;
-    std::string backend = "cpu";   // cpu | gpu | auto (gpu: a stereo far end falls back to the CPU, which says so)
+    std::string backend = "cpu";   // cpu | gpu | auto
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);
