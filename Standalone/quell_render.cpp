@@ -44,14 +44,14 @@ void printUsage(std::FILE* f)
     std::fprintf(f,
                  "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]\n"
                  "  --taps N          adaptive filter length at the canceller rate (default 1024 = 64 ms at 16 kHz)\n"
-                 "  --lambda L        RLS forgetting factor, 0.9 to 1 (default 0.9999: about 0.6 s of memory)\n"
+                 "  --lambda L        RLS forgetting factor, 0.9 to 1 (default: a memory of 10 x the taps, at least\n"
+                 "                    10000 samples = 0.6 s at 16 kHz; 0.9999 up to 1000 taps)\n"
                  "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
                  "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
                  "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
                  "                    (default 12; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
-                 "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels, on the CPU;\n"
-                 "                    with --backend gpu the far end is always mixed to mono)\n"
+                 "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
                  "  --quiet           no progress bar and no summary\n");
 }
@@ -144,7 +144,7 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
         f << "{\n  \"input\": {\"mic\": " << jsonString(o.mic) << ", \"ref\": " << jsonString(o.ref)
           << ", \"sample_rate\": " << fmt.sampleRate << ", \"channels\": " << fmt.channels
           << ", \"frames\": " << frames << ", \"seconds\": " << jsonNumber(seconds) << "},\n";
-        f << "  \"settings\": {\"taps\": " << c.taps << ", \"lambda\": " << jsonNumber(c.lambda)
+        f << "  \"settings\": {\"taps\": " << c.taps << ", \"lambda\": " << jsonNumber(aec::effectiveLambda(c))
           << ", \"delta\": " << jsonNumber(c.delta) << ", \"canceller_rate\": " << c.sampleRate
           << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz)
           << ", \"suppression_db\": " << jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)
@@ -203,11 +203,8 @@ int run(const Options& o)
     spec.offline = true;
     if (o.rateFromInput)
         spec.aec.sampleRate = rate;
-    // A stereo far end is one two-channel echo path (aec/EchoCanceller.h); the GPU RLS takes one channel.
-    const bool mono = ref.format.channels == 1 || o.monoFarEnd || o.aec.backend == aec::Backend::Gpu;
-    if (ref.format.channels == 2 && o.aec.backend == aec::Backend::Gpu && !o.quiet)
-        std::fprintf(stderr, "note: --backend gpu takes one far-end channel: the stereo far end is mixed to mono "
-                             "(--backend cpu cancels it as two channels)\n");
+    // A stereo far end is one two-channel echo path (aec/EchoCanceller.h), on the GPU or the CPU.
+    const bool mono = ref.format.channels == 1 || o.monoFarEnd;
     spec.aec.farEndChannels = mono ? 1 : ref.format.channels;
     engine::RealtimeEngine engine;
     engine.prepare(spec);
@@ -295,7 +292,7 @@ int run(const Options& o)
         std::printf("wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", o.out.c_str(), seconds, rate, mic.format.channels,
                     mic.format.channels > 1 ? "s" : "", mic.format.subtypeName.c_str());
         const auto& a = engine.spec().aec;
-        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, a.lambda,
+        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, aec::effectiveLambda(a),
                     a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");
         std::printf("processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
         if (erle.steadyStateDb)

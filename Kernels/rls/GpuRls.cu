@@ -41,6 +41,7 @@ struct GpuRls::Impl {
     int channels = 0;
     std::size_t maxBlock = 0;
     int taps = 0;
+    int inputs = 1, inputTaps = 0;   // far-end channels stacked in u, and each one's taps
     RlsLaunchPolicy policy{};
     int blocksPerChannel = 0, paddedColumns = 0, rowsTotal = 0, vLength = 0, sharedGroups = 0;
     std::size_t pStride = 0, sharedBytes = 0;
@@ -80,6 +81,12 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     if (settings.taps > 8192)
         throw std::invalid_argument("GpuRls: at most 8192 taps on the GPU (got " + std::to_string(settings.taps)
                                     + "); use the CPU Rls for more");
+    if (settings.channels > 2)
+        throw std::invalid_argument("GpuRls: at most 2 far-end channels on the GPU (got "
+                                    + std::to_string(settings.channels) + "); use the CPU Rls for more");
+    if (settings.channels == 2 && (settings.taps / 2) % 4 != 0) // a float4 chunk of u must lie in one channel
+        throw std::invalid_argument("GpuRls: with 2 far-end channels the taps per channel must be a multiple of 4 (got "
+                                    + std::to_string(settings.taps / 2) + ")");
 
     int device = 0;
     QUELL_CUDA_CHECK(cudaGetDevice(&device));
@@ -118,7 +125,7 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     if (4 * pol.threads * pol.columnChunks < N)
         bad("4 * threads * column chunks must cover the taps");
     const bool cluster = pol.cluster == 1;
-    const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups, cluster);
+    const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups, cluster, settings.channels);
     if (kernel == nullptr)
         bad("no kernel instantiated for these column chunks and register groups");
     const int groups = pol.rowsPerBlock / 4;
@@ -166,6 +173,8 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.channels = channels;
     m.maxBlock = maxBlock;
     m.taps = N;
+    m.inputs = settings.channels;
+    m.inputTaps = N / settings.channels;
     m.policy = pol;
     m.policy.sharedGroups = sharedGroups;
     m.blocksPerChannel = K;
@@ -188,12 +197,13 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.partials.allocate(B * 2 * 2 * K);
     m.barrier.allocate(B);
     m.state.allocate(B);
+    const std::size_t inputs = static_cast<std::size_t>(m.inputs);
     for (auto& win : m.window)
-        win.allocate(B * (N + maxBlock));
+        win.allocate(B * inputs * (static_cast<std::size_t>(m.inputTaps) + maxBlock));
     m.mic.allocate(B * maxBlock);
     m.out.allocate(B * maxBlock);
     m.hostMic.allocate(B * maxBlock);
-    m.hostRef.allocate(B * maxBlock);
+    m.hostRef.allocate(B * inputs * maxBlock);
     m.hostOut.allocate(B * maxBlock);
     reset();
 }
@@ -221,17 +231,24 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
                             std::size_t offset, std::size_t n)
 {
     const cudaStream_t s = stream.get();
-    const std::size_t B = static_cast<std::size_t>(channels);
+    const std::size_t B = static_cast<std::size_t>(channels), I = static_cast<std::size_t>(inputs);
     for (std::size_t c = 0; c < B; ++c) {
         std::memcpy(hostMic.get() + c * maxBlock, micIn + c * pitch + offset, n * sizeof(float));
-        std::memcpy(hostRef.get() + c * maxBlock, refIn + c * pitch + offset, n * sizeof(float));
+        if (I == 1) {
+            std::memcpy(hostRef.get() + c * maxBlock, refIn + c * pitch + offset, n * sizeof(float));
+        } else { // interleaved far end: each input to its own row (and window)
+            const float* r = refIn + (c * pitch + offset) * I;
+            for (std::size_t i = 0; i < I; ++i)
+                for (std::size_t k = 0; k < n; ++k)
+                    hostRef.get()[(c * I + i) * maxBlock + k] = r[k * I + i];
+        }
     }
     const std::size_t rowBytes = maxBlock * sizeof(float);
-    const std::size_t windowBytes = (taps + maxBlock) * sizeof(float);
+    const std::size_t inputStride = static_cast<std::size_t>(inputTaps) + maxBlock;
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(mic.get(), rowBytes, hostMic.get(), rowBytes, n * sizeof(float), B,
                                        cudaMemcpyHostToDevice, s));
-    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[side].get() + taps, windowBytes, hostRef.get(), rowBytes,
-                                       n * sizeof(float), B, cudaMemcpyHostToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[side].get() + inputTaps, inputStride * sizeof(float), hostRef.get(), rowBytes,
+                                       n * sizeof(float), B * I, cudaMemcpyHostToDevice, s));
     const bool cluster = policy.cluster == 1;
     if (policy.counterBarrier && !cluster)
         QUELL_CUDA_CHECK(cudaMemsetAsync(barrier.get(), 0, barrier.bytes(), s));
@@ -243,7 +260,10 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     p.blocksPerChannel = blocksPerChannel;
     p.sharedGroups = sharedGroups;
     p.samples = static_cast<int>(n);
-    p.windowStride = static_cast<int>(taps + maxBlock);
+    p.inputs = inputs;
+    p.inputTaps = inputTaps;
+    p.inputStride = static_cast<int>(inputStride);
+    p.windowStride = static_cast<int>(I * inputStride);
     p.ioStride = static_cast<int>(maxBlock);
     p.vLength = vLength;
     p.lambda = static_cast<float>(settings.lambda);
@@ -289,10 +309,10 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     side ^= 1;
 }
 
-void GpuRls::checkLengths(std::size_t mic, std::size_t ref, std::size_t out)
+void GpuRls::checkLengths(std::size_t mic, std::size_t ref, std::size_t out) const
 {
-    if (mic != ref || out < mic)
-        throw std::invalid_argument("GpuRls::process: mic, ref and out must have the same length");
+    if (mic * static_cast<std::size_t>(impl_->inputs) != ref || out < mic)
+        throw std::invalid_argument("GpuRls::process: ref must hold the far-end channels x mic's samples, out at least mic's");
 }
 
 void GpuRls::process(const float* mic, const float* ref, float* out, std::size_t samples)

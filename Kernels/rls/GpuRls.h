@@ -27,7 +27,8 @@ public:
     GpuRls(const GpuRls&) = delete;
     GpuRls& operator=(const GpuRls&) = delete;
 
-    // channels: independent filters (one per call on a server), all with the same settings.
+    // channels: independent filters (one per call on a server), all with the same settings; each filter's
+    // far end may have settings.channels = 1 or 2 channels (2: taps per channel a multiple of 4).
     // Throws std::invalid_argument on bad settings, quell::gpu::CudaError when the device fails.
     void prepare(const dsp::RlsSettings& settings, int channels = 1, std::size_t maxBlock = 4096);
     // Same, with the kernel layout given (fields left at their defaults are chosen); used by the
@@ -36,7 +37,9 @@ public:
                  const RlsLaunchPolicy& policy);
     void reset();
 
-    // Single channel: mic = d, ref = x, out = e, `samples` each. out may alias mic.
+    // Single channel: mic = d, ref = x, out = e, `samples` each; with settings.channels = 2 far-end
+    // channels (a stereo far end, stacked in u as dsp::Rls does) ref holds them interleaved, 2 x samples.
+    // out may alias mic.
     void process(const float* mic, const float* ref, float* out, std::size_t samples);
 #if __cplusplus >= 202002L
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -45,7 +48,8 @@ public:
         process(mic.data(), ref.data(), out.data(), mic.size());
     }
 #endif
-    // All channels: planar buffers, channel c at [c * samples, (c + 1) * samples).
+    // All channels: planar buffers, channel c at [c * samples, (c + 1) * samples) (ref: at
+    // [c * samples * farEnd, ...), its far-end channels interleaved).
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);
 
     std::vector<float> weights(int channel = 0) const;
@@ -68,7 +72,7 @@ public:
     double lastKernelMilliseconds() const;
 
 private:
-    static void checkLengths(std::size_t mic, std::size_t ref, std::size_t out);
+    void checkLengths(std::size_t mic, std::size_t ref, std::size_t out) const;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -14,7 +14,8 @@ using PersistentKernel = void (*)(KernelParams);
 // nullptr when the pair is not instantiated (see RlsPersistentKernel.cu for the list). cluster: the
 // variant that exchanges through distributed shared memory inside one thread-block cluster per channel
 // (must be launched with a cluster dimension equal to the blocks per channel).
-PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster = false);
+// inputs: far-end channels stacked in u (1 or 2).
+PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster = false, int inputs = 1);
 
 // P of every channel = I * diag on its first `taps` rows and columns, zero elsewhere (padding included).
 void launchIdentity(float* P, int channels, std::size_t pStride, int rows, int columns, int taps, float diag,

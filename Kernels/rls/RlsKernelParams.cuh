@@ -26,7 +26,10 @@ struct KernelParams {
     int blocksPerChannel;      // K
     int sharedGroups;          // groups of 4 rows in shared memory (after the register groups)
     int samples;               // samples in this launch
-    int windowStride;          // N + maxBlock: far-end history (N samples) followed by this block
+    int inputs;                // far-end channels stacked in u (1 or 2; dsp::RlsSettings::channels)
+    int inputTaps;             // L = N / inputs: each input's part of u
+    int inputStride;           // L + maxBlock: one input's history (L samples) followed by this block
+    int windowStride;          // inputs * inputStride: a filter's far-end windows, input after input
     int ioStride;              // maxBlock
     int vLength;               // length of one v buffer: max(paddedColumns, K * R)
     float lambda, invLambda, diag;  // diag = 1 / delta
@@ -38,7 +41,7 @@ struct KernelParams {
     unsigned long long* partials;  // [channel][2][K][2] published words {u^T v, tag}, {w^T u, tag} per block
     unsigned int* barrier;     // [channel] arrival counters, zeroed before each launch (counterBarrier only)
     int counterBarrier;        // also meet at a counter barrier before collecting (for comparison)
-    const float* windowIn;     // [channel][windowStride]
+    const float* windowIn;     // [channel][input][inputStride]
     float* windowOut;          // [channel][windowStride]: the kernel writes the next history here
     const float* mic;          // [channel][ioStride]
     float* out;                // [channel][ioStride]

@@ -1,6 +1,7 @@
 // Instantiations of the persistent RLS kernel. The register-resident part of P is a compile-time array
 // (registers cannot be indexed at run time), so each (column chunks C4, register groups RG) pair is its
-// own kernel; RG * C4 <= 4 keeps P's registers at <= 64 per thread (<= 128 in all at 512 threads).
+// own kernel; RG * C4 <= 4 keeps P's registers at <= 64 per thread (<= 128 in all at 512 threads). Each
+// comes for one and for two far-end channels stacked in u.
 #include "rls/RlsKernelDispatch.cuh"
 #include "rls/RlsPersistentKernel.cuh"
 
@@ -8,33 +9,43 @@
 
 namespace quell::gpu::rls {
 
-PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster)
+namespace {
+
+template <int INPUTS>
+PersistentKernel kernelFor(int columnChunks, int registerGroups, bool cluster)
 {
     if (cluster) {
         // One cluster of at most 16 blocks per channel: meant for N <= 1024 (<= 256 threads of one
         // float4 chunk), with room for the larger chunk counts should a layout ask for them.
         switch (columnChunks * 16 + registerGroups) {
-        case 16 + 0: return persistentRlsKernel<1, 0, true>;
-        case 16 + 1: return persistentRlsKernel<1, 1, true>;
-        case 16 + 2: return persistentRlsKernel<1, 2, true>;
-        case 16 + 4: return persistentRlsKernel<1, 4, true>;
-        case 32 + 0: return persistentRlsKernel<2, 0, true>;
-        case 32 + 2: return persistentRlsKernel<2, 2, true>;
+        case 16 + 0: return persistentRlsKernel<1, 0, true, INPUTS>;
+        case 16 + 1: return persistentRlsKernel<1, 1, true, INPUTS>;
+        case 16 + 2: return persistentRlsKernel<1, 2, true, INPUTS>;
+        case 16 + 4: return persistentRlsKernel<1, 4, true, INPUTS>;
+        case 32 + 0: return persistentRlsKernel<2, 0, true, INPUTS>;
+        case 32 + 2: return persistentRlsKernel<2, 2, true, INPUTS>;
         default: return nullptr;
         }
     }
     switch (columnChunks * 16 + registerGroups) {
-    case 16 + 0: return persistentRlsKernel<1, 0, false>;
-    case 16 + 1: return persistentRlsKernel<1, 1, false>;
-    case 16 + 2: return persistentRlsKernel<1, 2, false>;
-    case 16 + 4: return persistentRlsKernel<1, 4, false>;
-    case 32 + 0: return persistentRlsKernel<2, 0, false>;
-    case 32 + 1: return persistentRlsKernel<2, 1, false>;
-    case 32 + 2: return persistentRlsKernel<2, 2, false>;
-    case 64 + 0: return persistentRlsKernel<4, 0, false>;
-    case 64 + 1: return persistentRlsKernel<4, 1, false>;
+    case 16 + 0: return persistentRlsKernel<1, 0, false, INPUTS>;
+    case 16 + 1: return persistentRlsKernel<1, 1, false, INPUTS>;
+    case 16 + 2: return persistentRlsKernel<1, 2, false, INPUTS>;
+    case 16 + 4: return persistentRlsKernel<1, 4, false, INPUTS>;
+    case 32 + 0: return persistentRlsKernel<2, 0, false, INPUTS>;
+    case 32 + 1: return persistentRlsKernel<2, 1, false, INPUTS>;
+    case 32 + 2: return persistentRlsKernel<2, 2, false, INPUTS>;
+    case 64 + 0: return persistentRlsKernel<4, 0, false, INPUTS>;
+    case 64 + 1: return persistentRlsKernel<4, 1, false, INPUTS>;
     default: return nullptr;
     }
+}
+
+} // namespace
+
+PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster, int inputs)
+{
+    return inputs == 2 ? kernelFor<2>(columnChunks, registerGroups, cluster) : kernelFor<1>(columnChunks, registerGroups, cluster);
 }
 
 namespace {

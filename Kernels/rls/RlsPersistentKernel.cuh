@@ -44,6 +44,15 @@
 
 namespace quell::gpu::rls {
 
+// Where u_j of sample s sits in a filter's far-end windows: u stacks the inputs' last L samples each,
+// newest first (dsp::Rls's layout), and input i's window (L samples of history, then the block) starts at
+// i * inputStride. One input: win[N + s - j].
+__device__ __forceinline__ int regressorIndex(const KernelParams& p, int s, int j)
+{
+    const int i = j >= p.inputTaps ? 1 : 0;   // inputs <= 2
+    return i * (p.inputStride + p.inputTaps) + p.inputTaps + s - j;
+}
+
 constexpr unsigned int kFullMask = 0xffffffffu;
 constexpr int kMaxThreads = 512;
 constexpr int kMaxBlocksPerChannel = 160; // the partials of a channel are collected by one warp, 5 per lane
@@ -175,7 +184,9 @@ __device__ __forceinline__ const float* clusterSharedOf(const float* local, unsi
 #endif
 }
 
-template <int C4, int RG, bool kCluster>
+// INPUTS: far-end channels stacked in u (1 or 2, = p.inputs); the single-channel kernel keeps the plain
+// loads win[N + s - j] (the two-channel index arithmetic cost it 2 % of its samples/s on the H100).
+template <int C4, int RG, bool kCluster, int INPUTS>
 __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const KernelParams p)
 {
     extern __shared__ float4 dynamicShared[];
@@ -246,6 +257,16 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
     }
     __syncthreads();
 
+    // Where this thread's u elements come from: element j of chunk c is win[uShift[c] + N + s - j] (u
+    // stacks the inputs' windows; every input's part of u is a whole number of chunks, so a chunk lies in
+    // one input). One input: shift 0.
+    int uShift[C4];
+#pragma unroll
+    for (int c = 0; c < C4; ++c) {
+        const int j0 = 4 * (tid + c * T);
+        uShift[c] = INPUTS == 1 ? 0 : regressorIndex(p, 0, j0) + j0 - N;
+    }
+    auto uIndex = [&](int s, int j) { return INPUTS == 1 ? N + s - j : regressorIndex(p, s, j); };
     const float lambda = p.lambda, invLambda = p.invLambda;
     for (int s = 0; s < p.samples; ++s) {
         // ---- A: fused row pass ----
@@ -255,18 +276,24 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const int j = 4 * (tid + c * T) + q;
-                component(u[c], q) = j < N ? sanitised(__ldg(win + N + s - j)) : 0.0f;
+                component(u[c], q) = j < N ? sanitised(__ldg(win + uShift[c] + N + s - j)) : 0.0f;
             }
         const int parity = static_cast<int>(done & 1);
         const unsigned int tag = static_cast<unsigned int>(done + 1);
         unsigned long long* vOut = vBase + parity * p.vLength;
         unsigned long long* partOut = partials + parity * 2 * K;
         // The scalar inputs of phase C, loaded now so their latency hides behind the row pass.
-        float rawD = 0.0f, rawX = 0.0f, rawLeaving = 0.0f;
+        // Per input: the sample entering u and the one leaving it (scalars: an indexed array would live in
+        // local memory, on the per-sample critical path).
+        float rawD = 0.0f, rawX0 = 0.0f, rawLeaving0 = 0.0f, rawX1 = 0.0f, rawLeaving1 = 0.0f;
         if (tid == 0) {
             rawD = mic[s];
-            rawX = win[N + s];
-            rawLeaving = win[s];
+            rawX0 = win[p.inputTaps + s];
+            rawLeaving0 = win[s];
+            if constexpr (INPUTS > 1) {
+                rawX1 = win[p.inputStride + p.inputTaps + s];
+                rawLeaving1 = win[p.inputStride + s];
+            }
         }
         const bool pend = pending != 0;
         float uvAcc = 0.0f, wuAcc = 0.0f;   // warp 0: partial sums over this block's rows
@@ -290,7 +317,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                             if (w2 < W)
                                 sum += ring[((half * 8 + lslot) * W + w2) * 4 + k];
                         const int gi = row0 + local;
-                        const float ui = gi < N ? sanitised(__ldg(win + N + s - gi)) : 0.0f;
+                        const float ui = gi < N ? sanitised(__ldg(win + uIndex(s, gi))) : 0.0f;
                         vRows[local] = sum;
                         if constexpr (kCluster)
                             vPub[parity * R + local] = sum;
@@ -422,15 +449,23 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
             uv = warpSum(uv);
             wu = warpSum(wu);
             if (lane == 0) {
-                if (!isfinite(rawD) || !isfinite(rawX))
+                bool bad = !isfinite(rawD) || !isfinite(rawX0);
+                {
+                    const double xIn = sanitised(rawX0), xOut = sanitised(rawLeaving0);
+                    uEnergy += xIn * xIn - xOut * xOut;
+                }
+                if constexpr (INPUTS > 1) { // input after input, as the CPU twin
+                    bad = bad || !isfinite(rawX1);
+                    const double xIn = sanitised(rawX1), xOut = sanitised(rawLeaving1);
+                    uEnergy += xIn * xIn - xOut * xOut;
+                }
+                if (bad)
                     ++sanitisedCount;
                 const float d = sanitised(rawD);
-                const double xIn = sanitised(rawX), xOut = sanitised(rawLeaving);
-                uEnergy += xIn * xIn - xOut * xOut;
                 if (++sinceResum >= 4096) { // bound the drift of the running sum, as the CPU twin
                     uEnergy = 0.0;
                     for (int i = 0; i < N; ++i) {
-                        const double x = sanitised(win[N + s - i]);
+                        const double x = sanitised(win[uIndex(s, i)]);
                         uEnergy += x * x;
                     }
                     sinceResum = 0;
@@ -523,10 +558,12 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
     for (int i = tid; i < R; i += T)
         wHome[row0 + i] = wRows[i];
     if (writer) {
-        // The next launch's far-end history: the last N samples of (history, this block).
+        // The next launch's far-end history: per input, the last L samples of (history, this block).
         float* next = p.windowOut + static_cast<size_t>(channel) * p.windowStride;
-        for (int i = tid; i < N; i += T)
-            next[i] = win[p.samples + i];
+        for (int i = tid; i < N; i += T) {
+            const int at = (INPUTS > 1 && i >= p.inputTaps ? p.inputStride - p.inputTaps : 0) + i;   // input's window + k
+            next[at] = win[at + p.samples];
+        }
         if (tid == 0) {
             st->pending = pending;
             st->pendingR = pendingR;

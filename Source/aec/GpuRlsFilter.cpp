@@ -15,11 +15,16 @@ namespace {
 class GpuRlsFilter final : public LinearEchoFilter {
 public:
     GpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock, std::string device)
-        : device_(std::move(device))
+        : device_(std::move(device)), farEndChannels_(settings.channels)
     {
         rls_.prepare(settings, 1, maxBlock);
     }
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
+    {
+        rls_.process(mic, ref, out);
+    }
+    // The GPU RLS takes the far-end channels interleaved itself.
+    void processInterleaved(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
         rls_.process(mic, ref, out);
     }
@@ -35,13 +40,17 @@ public:
     dsp::RlsHealth health() const override { return rls_.health(0); }
     std::string description() const override
     {
-        return "GPU float32 RLS, " + std::to_string(rls_.taps()) + " taps, on " + device_;
+        const std::string taps = farEndChannels_ > 1 ? std::to_string(farEndChannels_) + " far-end channels x "
+                                                           + std::to_string(rls_.taps() / farEndChannels_)
+                                                     : std::to_string(rls_.taps());
+        return "GPU float32 RLS, " + taps + " taps, on " + device_;
     }
     bool onGpu() const override { return true; }
 
 private:
     gpu::GpuRls rls_;
     std::string device_;
+    int farEndChannels_ = 1;
 };
 
 } // namespace
@@ -50,8 +59,8 @@ std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& setti
                                                    std::string& whyNot)
 {
     dsp::validate(settings);
-    if (settings.channels != 1) {
-        whyNot = "the GPU RLS takes one far-end channel (a multichannel far end runs on the CPU)";
+    if (settings.channels > 2 || (settings.channels == 2 && (settings.taps / 2) % 4 != 0)) {
+        whyNot = "the GPU RLS takes one far-end channel, or two with a multiple of 4 taps each (this runs on the CPU)";
         return nullptr;
     }
     const gpu::DeviceInfo device = gpu::queryDevice();

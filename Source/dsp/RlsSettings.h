@@ -12,7 +12,7 @@ struct RlsSettings {
     double delta = 1e-2;          // P(0) = I / delta
     double silenceFloor = 1e-10;  // mean far-end power per tap (about -100 dBFS) below which adaptation pauses
     // Far-end channels in the regressor (a stereo far end: 2). u(n) holds `taps / channels` samples of
-    // each channel, channel after channel; taps must be a multiple of channels. The GPU RLS takes 1.
+    // each channel, channel after channel; taps must be a multiple of channels. The GPU RLS takes 1 or 2.
     int channels = 1;
 };
 

@@ -1,6 +1,6 @@
 // Quell's echo canceller (Source/aec/EchoCanceller), offline (no real-time budget): the float32 RLS on
-// the CPU by default, on the GPU with --backend gpu (the same recursion; one far-end channel there, so a
-// stereo far end runs on the CPU as two channels, or on the GPU mixed down with --downmix).
+// the CPU by default, on the GPU with --backend gpu (the same recursion; a stereo far end as two channels
+// on either, or mixed down with --downmix).
 #include "aec/EchoCanceller.h"
 #include "dsp/BiquadCascade.h"
 #include "eval/EvalCanceller.h"
@@ -30,14 +30,11 @@ public:
         aec::EchoCancellerSettings s = settings(sampleRate);
         // A stereo far end is one multichannel echo path: both loudspeaker channels go to the filter.
         s.farEndChannels = options_.multichannel && ref.size() == 2 ? 2 : 1;
-        // The GPU RLS takes one far-end channel: a two-channel filter is the CPU's.
-        if (s.farEndChannels == 2 && s.backend == aec::Backend::Gpu)
-            s.backend = aec::Backend::Cpu;
         aec::EchoCanceller aec;
         constexpr std::size_t block = 256;
         aec.prepare(s, block);
         description_ = "Quell EchoCanceller: " + aec.backendDescription() + ", lambda "
-                       + std::to_string(s.lambda).substr(0, 7);
+                       + std::to_string(aec::effectiveLambda(s)).substr(0, 8);
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.
         const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
