@@ -3,15 +3,16 @@
 //
 //   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]
 //              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
-//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--assert] [--trace FILE]
+//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
 //
 // --suppression: the residual echo suppressor's maximum attenuation in dB (default 12; 0 turns the
 // suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
 //
-// --backend gpu runs Quell's RLS on the GPU (a stereo far end stays on the CPU as two channels unless
-// --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
+// --backend gpu runs Quell's RLS on the GPU (a stereo far end as two channels there too, unless --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
+//
+// --markdown writes the comparison table (ComparisonTable.h): per scenario Quell beside the best peer.
 //
 // --trace writes every single-talk frame's ERLE (scenario, canceller, time s, ERLE dB; tab-separated):
 // the convergence curves behind t10, t20 and reconv.
@@ -31,6 +32,7 @@
 
 #include "aec/Backend.h"
 #include "eval/AssertedTargets.h"
+#include "eval/ComparisonTable.h"
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
 #include "eval/EvalCanceller.h"
@@ -92,7 +94,8 @@ int usage()
 {
     std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
                  "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]\n"
-                 "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--assert] [--trace FILE]\n";
+                 "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert]\n"
+                 "                  [--trace FILE]\n";
     return 2;
 }
 
@@ -100,7 +103,7 @@ int usage()
 
 int main(int argc, char** argv)
 {
-    std::string corpus, only, exclude, jsonPath, tracePath;
+    std::string corpus, only, exclude, jsonPath, tracePath, markdownPath;
     QuellOptions qo;
     bool peers = true, check = false;
     for (int i = 1; i < argc; ++i) {
@@ -129,6 +132,7 @@ int main(int argc, char** argv)
             }
             else if (a == "--json") jsonPath = next();
             else if (a == "--trace") tracePath = next();
+            else if (a == "--markdown") markdownPath = next();
             else if (a == "--no-peers") peers = false;
             else if (a == "--assert") check = true;
             else if (a == "--help" || a == "-h") { usage(); return 0; }
@@ -177,6 +181,7 @@ int main(int argc, char** argv)
         trace << "scenario\tcanceller\ttime_s\terle_db\n";
     }
     std::vector<std::string> failures;
+    std::vector<ScenarioResult> results;
     std::ostringstream js;
     js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
     bool firstJson = true;
@@ -204,6 +209,7 @@ int main(int argc, char** argv)
                 c->frontEnd(echo, s.sampleRate);
                 c->frontEnd(noise, s.sampleRate);
                 const EchoFigures f = measure(s, out, near, echo, noise);
+                results.push_back({s.name, c->name(), f, delayMs(*c)});
                 std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", s.name.c_str(), c->name().c_str(),
                             cell(f.steadyErleDb).c_str(), cell(f.steadyMicOverOutDb).c_str(),
                             cell(f.timeTo10dB, 2).c_str(), cell(f.timeTo20dB, 2).c_str(),
@@ -243,6 +249,10 @@ int main(int argc, char** argv)
                  "near end above 300 Hz; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell applied at the end (its estimate less a 4 ms margin)\n";
     for (const auto& c : cancellers)
         std::cout << "  " << c->name() << ": " << c->description() << "\n";
+    if (!markdownPath.empty() && !(std::ofstream(markdownPath) << comparisonMarkdown(results))) {
+        std::cerr << "quell-eval: cannot write " << markdownPath << "\n";
+        return 2;
+    }
     if (!jsonPath.empty()) {
         std::ofstream(jsonPath) << js.str();
     }

@@ -1,0 +1,82 @@
+#include "eval/ComparisonTable.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace quell::eval {
+
+namespace {
+
+using Figure = std::optional<double> EchoFigures::*;
+
+std::string number(const std::optional<double>& v, int precision)
+{
+    if (!v)
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
+    return buf;
+}
+
+// "q / p (peer)" with q in bold when it is at least as good as the best peer's p. Quell reaching a time
+// the peers never reach counts as better; a figure Quell lacks where a peer has one as worse.
+std::string cell(const ScenarioResult& q, const std::vector<const ScenarioResult*>& peers, Figure figure, bool higherIsBetter,
+                 int precision)
+{
+    const ScenarioResult* best = nullptr;
+    for (const ScenarioResult* p : peers) {
+        const auto& v = p->figures.*figure;
+        if (!v)
+            continue;
+        const auto& b = best ? best->figures.*figure : std::optional<double>();
+        if (!b || (higherIsBetter ? *v > *b : *v < *b))
+            best = p;
+    }
+    const auto& mine = q.figures.*figure;
+    if (!mine && !best)
+        return "-";
+    const std::optional<double> theirs = best ? best->figures.*figure : std::nullopt;
+    const bool win = mine && (!theirs || (higherIsBetter ? *mine >= *theirs - 0.05 : *mine <= *theirs + 0.005));
+    std::string s = win ? "**" + number(mine, precision) + "**" : number(mine, precision);
+    s += " / " + number(theirs, precision);
+    if (best)
+        s += " (" + best->canceller + ")";
+    return s;
+}
+
+} // namespace
+
+std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const std::string& quell)
+{
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const ScenarioResult*>> byScenario;
+    for (const ScenarioResult& r : results) {
+        if (byScenario.find(r.scenario) == byScenario.end())
+            order.push_back(r.scenario);
+        byScenario[r.scenario].push_back(&r);
+    }
+    std::ostringstream md;
+    md << "| scenario | ERLE dB | t20 s | reconv s | dt_snr dB | alone loss dB | delay ms |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (const std::string& name : order) {
+        const ScenarioResult* q = nullptr;
+        std::vector<const ScenarioResult*> peers;
+        for (const ScenarioResult* r : byScenario[name]) {
+            if (r->canceller == quell)
+                q = r;
+            else
+                peers.push_back(r);
+        }
+        if (!q)
+            continue;
+        md << "| " << name << " | " << cell(*q, peers, &EchoFigures::steadyErleDb, true, 1) << " | "
+           << cell(*q, peers, &EchoFigures::timeTo20dB, false, 2) << " | "
+           << cell(*q, peers, &EchoFigures::reconvergeTo20dB, false, 2) << " | "
+           << cell(*q, peers, &EchoFigures::doubleTalkSnrDb, true, 1) << " | "
+           << cell(*q, peers, &EchoFigures::nearAloneLossDb, false, 1) << " | " << number(q->delayMs, 1) << " |\n";
+    }
+    return md.str();
+}
+
+} // namespace quell::eval
