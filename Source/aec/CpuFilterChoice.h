@@ -2,7 +2,7 @@
 // Which adaptive filter the CPU can afford in real time. RLS costs O(N^2) per sample and is memory-bound
 // for long filters (1024 taps at 16 kHz moves ~130 GB/s through P), far beyond a laptop core; NLMS costs
 // O(N). The choice is made by measuring, at prepare, the RLS cost per sample on this machine:
-//  - RLS at the configured length if it fits the budget;
+//  - RLS at the configured length if it fits the budget (with 20 % headroom for the rest of the pipeline);
 //  - else RLS at the longest halved length that fits, if that keeps at least half the configured length
 //    (half the tail is still most of the echo energy);
 //  - else NLMS at the full configured length (slower to converge, but it covers the whole tail).
