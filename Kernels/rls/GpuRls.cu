@@ -81,12 +81,10 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     if (settings.taps > 8192)
         throw std::invalid_argument("GpuRls: at most 8192 taps on the GPU (got " + std::to_string(settings.taps)
                                     + "); use the CPU Rls for more");
-    if (settings.channels > 2)
-        throw std::invalid_argument("GpuRls: at most 2 far-end channels on the GPU (got "
-                                    + std::to_string(settings.channels) + "); use the CPU Rls for more");
-    if (settings.channels == 2 && (settings.taps / 2) % 4 != 0) // a float4 chunk of u must lie in one channel
-        throw std::invalid_argument("GpuRls: with 2 far-end channels the taps per channel must be a multiple of 4 (got "
-                                    + std::to_string(settings.taps / 2) + ")");
+    if (!takesFarEndChannels(settings))
+        throw std::invalid_argument("GpuRls: 1 far-end channel, or 2 with a multiple of 4 taps each (got "
+                                    + std::to_string(settings.channels) + " x " + std::to_string(settings.taps / settings.channels)
+                                    + "); use the CPU Rls for others");
 
     int device = 0;
     QUELL_CUDA_CHECK(cudaGetDevice(&device));
@@ -260,7 +258,6 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     p.blocksPerChannel = blocksPerChannel;
     p.sharedGroups = sharedGroups;
     p.samples = static_cast<int>(n);
-    p.inputs = inputs;
     p.inputTaps = inputTaps;
     p.inputStride = static_cast<int>(inputStride);
     p.windowStride = static_cast<int>(I * inputStride);
@@ -307,6 +304,11 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     for (std::size_t c = 0; c < B; ++c)
         std::memcpy(outOut + c * pitch + offset, hostOut.get() + c * maxBlock, n * sizeof(float));
     side ^= 1;
+}
+
+bool GpuRls::takesFarEndChannels(const dsp::RlsSettings& settings)
+{
+    return settings.channels == 1 || (settings.channels == 2 && (settings.taps / 2) % 4 == 0);
 }
 
 void GpuRls::checkLengths(std::size_t mic, std::size_t ref, std::size_t out) const

@@ -36,6 +36,9 @@ public:
     void prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
                  const RlsLaunchPolicy& policy);
     void reset();
+    // Whether the GPU RLS takes these far-end channels: 1, or 2 with a multiple of 4 taps each (a float4
+    // chunk of u must lie in one channel). prepare() throws std::invalid_argument otherwise.
+    static bool takesFarEndChannels(const dsp::RlsSettings& settings);
 
     // Single channel: mic = d, ref = x, out = e, `samples` each; with settings.channels = 2 far-end
     // channels (a stereo far end, stacked in u as dsp::Rls does) ref holds them interleaved, 2 x samples.

@@ -26,8 +26,8 @@ struct KernelParams {
     int blocksPerChannel;      // K
     int sharedGroups;          // groups of 4 rows in shared memory (after the register groups)
     int samples;               // samples in this launch
-    int inputs;                // far-end channels stacked in u (1 or 2; dsp::RlsSettings::channels)
-    int inputTaps;             // L = N / inputs: each input's part of u
+    // Far-end channels stacked in u: 1 or 2, the kernel's INPUTS template parameter (dsp::RlsSettings::channels).
+    int inputTaps;             // L = N / channels: each input's part of u
     int inputStride;           // L + maxBlock: one input's history (L samples) followed by this block
     int windowStride;          // inputs * inputStride: a filter's far-end windows, input after input
     int ioStride;              // maxBlock

@@ -184,7 +184,7 @@ __device__ __forceinline__ const float* clusterSharedOf(const float* local, unsi
 #endif
 }
 
-// INPUTS: far-end channels stacked in u (1 or 2, = p.inputs); the single-channel kernel keeps the plain
+// INPUTS: far-end channels stacked in u (1 or 2); the single-channel kernel keeps the plain
 // loads win[N + s - j] (the two-channel index arithmetic cost it 2 % of its samples/s on the H100).
 template <int C4, int RG, bool kCluster, int INPUTS>
 __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const KernelParams p)

@@ -19,12 +19,8 @@ public:
     {
         rls_.prepare(settings, 1, maxBlock);
     }
+    // ref: the far-end channels interleaved (the GPU RLS takes them so; processInterleaved() comes here).
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
-    {
-        rls_.process(mic, ref, out);
-    }
-    // The GPU RLS takes the far-end channels interleaved itself.
-    void processInterleaved(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
         rls_.process(mic, ref, out);
     }
@@ -59,7 +55,7 @@ std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& setti
                                                    std::string& whyNot)
 {
     dsp::validate(settings);
-    if (settings.channels > 2 || (settings.channels == 2 && (settings.taps / 2) % 4 != 0)) {
+    if (!gpu::GpuRls::takesFarEndChannels(settings)) {
         whyNot = "the GPU RLS takes one far-end channel, or two with a multiple of 4 taps each (this runs on the CPU)";
         return nullptr;
     }

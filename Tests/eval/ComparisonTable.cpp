@@ -1,6 +1,5 @@
 #include "eval/ComparisonTable.h"
 
-#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -9,15 +8,6 @@ namespace quell::eval {
 namespace {
 
 using Figure = std::optional<double> EchoFigures::*;
-
-std::string number(const std::optional<double>& v, int precision)
-{
-    if (!v)
-        return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
-    return buf;
-}
 
 // "q / p (peer)" with q in bold when it is at least as good as the best peer's p. Quell reaching a time
 // the peers never reach counts as better; a figure Quell lacks where a peer has one as worse.
@@ -38,8 +28,8 @@ std::string cell(const ScenarioResult& q, const std::vector<const ScenarioResult
         return "-";
     const std::optional<double> theirs = best ? best->figures.*figure : std::nullopt;
     const bool win = mine && (!theirs || (higherIsBetter ? *mine >= *theirs - 0.05 : *mine <= *theirs + 0.005));
-    std::string s = win ? "**" + number(mine, precision) + "**" : number(mine, precision);
-    s += " / " + number(theirs, precision);
+    std::string s = win ? "**" + formatFigure(mine, precision) + "**" : formatFigure(mine, precision);
+    s += " / " + formatFigure(theirs, precision);
     if (best)
         s += " (" + best->canceller + ")";
     return s;
@@ -74,7 +64,7 @@ std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const
            << cell(*q, peers, &EchoFigures::timeTo20dB, false, 2) << " | "
            << cell(*q, peers, &EchoFigures::reconvergeTo20dB, false, 2) << " | "
            << cell(*q, peers, &EchoFigures::doubleTalkSnrDb, true, 1) << " | "
-           << cell(*q, peers, &EchoFigures::nearAloneLossDb, false, 1) << " | " << number(q->delayMs, 1) << " |\n";
+           << cell(*q, peers, &EchoFigures::nearAloneLossDb, false, 1) << " | " << formatFigure(q->delayMs, 1) << " |\n";
     }
     return md.str();
 }

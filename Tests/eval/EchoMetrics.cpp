@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "dsp/BiquadCascade.h"
 
@@ -45,6 +46,15 @@ std::optional<double> firstRun(const std::vector<std::pair<double, double>>& fra
 }
 
 } // namespace
+
+std::string formatFigure(const std::optional<double>& value, int precision)
+{
+    if (!value)
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, *value);
+    return buf;
+}
 
 EchoFigures measure(const CorpusScenario& s, const std::vector<float>& out, const std::vector<float>& near,
                     const std::vector<float>& echo, const std::vector<float>& noise, const MetricSettings& ms)

@@ -9,6 +9,7 @@
 // Both over 50 ms frames in far-end single talk: frame within an echo-active interval, no near-end
 // activity, echo frame power within 30 dB of the loudest frame.
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct MetricSettings {
     int runLength = 3;                   // frames in a row for "reached"
     double snrHighPassHz = 300.0;
 };
+
+// A figure for a table: `precision` decimals, "-" when there is none.
+std::string formatFigure(const std::optional<double>& value, int precision = 1);
 
 // The components (near, echo, noise) are those after the canceller's front end.
 EchoFigures measure(const CorpusScenario& s, const std::vector<float>& out, const std::vector<float>& near,

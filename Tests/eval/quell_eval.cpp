@@ -10,7 +10,8 @@
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
 //
-// --backend gpu runs Quell's RLS on the GPU (a stereo far end as two channels there too, unless --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
+// --backend gpu runs Quell's RLS on the GPU (a stereo far end as two channels there too, unless
+// --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
 //
 // --markdown writes the comparison table (ComparisonTable.h): per scenario Quell beside the best peer.
 //
@@ -40,15 +41,6 @@
 using namespace quell::eval;
 
 namespace {
-
-std::string cell(const std::optional<double>& v, int precision = 1)
-{
-    if (!v)
-        return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", precision, *v);
-    return buf;
-}
 
 std::string json(const std::optional<double>& v)
 {
@@ -209,16 +201,18 @@ int main(int argc, char** argv)
                 c->frontEnd(echo, s.sampleRate);
                 c->frontEnd(noise, s.sampleRate);
                 const EchoFigures f = measure(s, out, near, echo, noise);
-                results.push_back({s.name, c->name(), f, delayMs(*c)});
+                const std::optional<double> delay = delayMs(*c);
+                results.push_back({s.name, c->name(), f, delay});
                 std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", s.name.c_str(), c->name().c_str(),
-                            cell(f.steadyErleDb).c_str(), cell(f.steadyMicOverOutDb).c_str(),
-                            cell(f.timeTo10dB, 2).c_str(), cell(f.timeTo20dB, 2).c_str(),
-                            cell(f.reconvergeTo20dB, 2).c_str(), cell(f.minErleDb).c_str(),
-                            cell(f.doubleTalkSnrDb).c_str(), cell(f.nearAloneLossDb).c_str(),
-                            cell(took / seconds, 2).c_str(), cell(delayMs(*c), 1).c_str());
+                            formatFigure(f.steadyErleDb).c_str(), formatFigure(f.steadyMicOverOutDb).c_str(),
+                            formatFigure(f.timeTo10dB, 2).c_str(), formatFigure(f.timeTo20dB, 2).c_str(),
+                            formatFigure(f.reconvergeTo20dB, 2).c_str(), formatFigure(f.minErleDb).c_str(),
+                            formatFigure(f.doubleTalkSnrDb).c_str(), formatFigure(f.nearAloneLossDb).c_str(),
+                            formatFigure(took / seconds, 2).c_str(), formatFigure(delay, 1).c_str());
                 std::fflush(stdout);
-                for (const auto& [t, erle] : f.erleTrace)
-                    trace << s.name << '\t' << c->name() << '\t' << t << '\t' << erle << '\n';
+                if (trace.is_open())
+                    for (const auto& [t, erle] : f.erleTrace)
+                        trace << s.name << '\t' << c->name() << '\t' << t << '\t' << erle << '\n';
                 js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": \"" << s.name << "\", \"canceller\": \""
                    << c->name() << "\", \"steadyErleDb\": " << json(f.steadyErleDb)
                    << ", \"steadyMicOverOutDb\": " << json(f.steadyMicOverOutDb)
