@@ -68,7 +68,7 @@ void usage(std::FILE* f)
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
                  "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
-                 "--suppression DB: residual echo suppression, at most DB of attenuation (default 12; 0 = none, and no\n"
+                 "--suppression DB: residual echo suppression, at most DB of attenuation (default 40; 0 = none, and no\n"
                  "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n");
 }
 

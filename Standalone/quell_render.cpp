@@ -49,7 +49,7 @@ void printUsage(std::FILE* f)
                  "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
                  "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
                  "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
-                 "                    (default 12; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
+                 "                    (default 40; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
                  "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"

@@ -30,7 +30,7 @@ juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
                                                         [](bool on, int) { return on ? String("Adapt") : String("Freeze"); })));
 
     layout.add(std::make_unique<AudioParameterFloat>(ParameterID{ParamId::suppression, 1}, "Residual suppression",
-                                                     NormalisableRange<float>(0.0f, 30.0f, 0.1f), 12.0f,
+                                                     NormalisableRange<float>(0.0f, 60.0f, 0.1f), static_cast<float>(quell::aec::kDefaultSuppressionDb),
                                                      AudioParameterFloatAttributes().withLabel("dB")));
 
     layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::comfortNoise, 1}, "Comfort noise", true));

@@ -80,6 +80,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     if (settings.suppressor.enabled)
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
+    guard_.prepare({}, settings.sampleRate);
     drift_.prepare(settings.drift, settings.sampleRate);
     driftWeights_.assign(filter_->weights().size(), 0.0f);
     controls_ = CancellerControls{};
@@ -106,6 +107,7 @@ void EchoCanceller::reset()
     if (settings_.suppressor.enabled)
         suppressor_.reset();
     pathChange_.reset();
+    guard_.reset();
     drift_.reset();
     clearRunningState();
 }
@@ -121,21 +123,25 @@ void EchoCanceller::clearRunningState()
     driftMic_ = driftOut_ = 0.0;
 }
 
+std::span<const float> EchoCanceller::farEndSum(std::size_t n)
+{
+    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
+    if (channels == 1)
+        return {refScratch_.data(), n};
+    for (std::size_t i = 0; i < n; ++i) {
+        float acc = 0.0f;
+        for (std::size_t c = 0; c < channels; ++c)
+            acc += refScratch_[c * maxBlock_ + i];
+        downmix_[i] = acc;
+    }
+    return {downmix_.data(), n};
+}
+
 void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
 {
     const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
     // One bulk delay for all loudspeakers (they share the playback path): found on their sum.
-    std::span<const float> sum(refScratch_.data(), n);
-    if (channels > 1) {
-        for (std::size_t i = 0; i < n; ++i) {
-            float acc = 0.0f;
-            for (std::size_t c = 0; c < channels; ++c)
-                acc += refScratch_[c * maxBlock_ + i];
-            downmix_[i] = acc;
-        }
-        sum = std::span<const float>(downmix_.data(), n);
-    }
-    delayEstimator_.process(mic, sum);
+    delayEstimator_.process(mic, farEndSum(n));
     if (delayEstimator_.found()) {
         // Moves smaller than half the margin keep the direct path inside the filter: not worth the
         // re-convergence a shift of the reference costs. Drift compensation moves the delay by itself;
@@ -223,6 +229,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * maxBlock_, n));
         if (!refDelayLine_.empty())
             alignReference(m, n);
+        // The far end as the filter sees it, for the suppressor's far-end model.
+        const std::span<const float> farSum = farEndSum(n);
         // One channel is its own interleaved layout; more are interleaved for the filters.
         const float* interleaved = refScratch_.data();
         if (channels > 1) {
@@ -267,8 +275,9 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
             }
         }
+        guard_.process(m, o);
         if (settings_.suppressor.enabled)
-            suppressor_.process(m, o, o);
+            suppressor_.process(m, o, farSum, o);
     }
 }
 

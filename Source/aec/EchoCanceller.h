@@ -22,6 +22,7 @@
 #include "aec/FarEndDelayEstimator.h"
 #include "aec/FractionalDelayReader.h"
 #include "aec/ForegroundEchoFilter.h"
+#include "aec/OutputGuard.h"
 #include "aec/LinearEchoFilter.h"
 #include "aec/PathChangeDetector.h"
 #include "aec/ResidualEchoSuppressor.h"
@@ -85,7 +86,7 @@ struct CancellerControls {
     // false: the output filter is frozen (the echo path the output is cancelled with stops changing; the
     // adaptive filter behind it keeps learning, so unfreezing resumes at once).
     bool adapt = true;
-    double suppressionDb = 12.0;   // the suppressor's maximum attenuation; 0 = no suppression
+    double suppressionDb = kDefaultSuppressionDb;   // the suppressor's maximum attenuation; 0 = no suppression
     bool comfortNoise = true;
     bool operator==(const CancellerControls&) const = default;
 };
@@ -122,17 +123,25 @@ public:
     int alignedDelaySamples() const { return appliedDelay_; }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
     long foregroundCopies() const { return foreground_.copies(); }
+    // Snapshots of the adaptive filter that failed their probation (ForegroundEchoFilter).
+    long rejectedForegroundCopies() const { return foreground_.rejectedCopies(); }
     // The clock drift being compensated, in ppm of the far end's rate (0 when none is found).
     double driftPpm() const { return drift_.ppm(); }
     // The far end's delay as applied now, with its fraction (drift compensation).
     double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
     // Covariance restarts after a suspected echo-path change.
     long pathChangeRestarts() const { return pathChange_.restarts(); }
+    // Samples where the linear output was louder than the microphone and the microphone was played
+    // (OutputGuard), and suppressor frames replaced by the microphone's for the same reason.
+    long outputFallbackSamples() const { return guard_.fallbackSamples(); }
+    long suppressorFallbackFrames() const { return settings_.suppressor.enabled ? suppressor_.fallbackFrames() : 0; }
 
 private:
     // Feeds the delay estimator and replaces the first n samples of each refScratch_ channel by the far
     // end delayed by the applied delay.
     void alignReference(std::span<const float> mic, std::size_t n);
+    // The first n samples of the far-end channels in refScratch_, summed (downmix_ holds it for several).
+    std::span<const float> farEndSum(std::size_t n);
     // The canceller's own counters and delay line to zero (prepare and reset; the parts reset themselves).
     void clearRunningState();
     // Accumulates one segment's energies; every drift_.measureInterval() samples hands the filter's
@@ -150,6 +159,7 @@ private:
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
     PathChangeDetector pathChange_;
+    OutputGuard guard_;
     ClockDriftTracker drift_;
     FractionalDelayReader fractional_;
     double driftOffset_ = 0.0;          // added to appliedDelay_ by the drift compensation

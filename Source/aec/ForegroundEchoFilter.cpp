@@ -1,6 +1,7 @@
 #include "aec/ForegroundEchoFilter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace quell::aec {
@@ -11,7 +12,9 @@ void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
         || !(s.copyWhenBelow > 0.0))
         throw std::invalid_argument("ForegroundEchoFilter: bad settings");
     settings_ = s;
+    goodForeground_ = std::pow(10.0, -s.goodForegroundDb / 10.0);
     w_.assign(static_cast<std::size_t>(s.taps), 0.0f);
+    candidate_.assign(static_cast<std::size_t>(s.taps), 0.0f);
     line_.assign(2 * static_cast<std::size_t>(s.taps), 0.0f);
     reset();
 }
@@ -19,12 +22,34 @@ void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
 void ForegroundEchoFilter::reset()
 {
     std::fill(w_.begin(), w_.end(), 0.0f);
+    std::fill(candidate_.begin(), candidate_.end(), 0.0f);
     std::fill(line_.begin(), line_.end(), 0.0f);
     pos_ = 0;
-    segFg_ = segBg_ = 0.0;
-    inSegment_ = better_ = 0;
-    copies_ = 0;
+    segMic_ = segFg_ = segBg_ = segCandidate_ = 0.0;
+    inSegment_ = better_ = refine_ = 0;
+    copies_ = rejected_ = 0;
+    probing_ = false;
     restarted_ = false;
+    floor_ = -1.0;
+}
+
+float ForegroundEchoFilter::filter(const std::vector<float>& w) const
+{
+    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    const std::size_t taps = w.size() / channels;
+    // Four partial sums: independent chains the processor can overlap.
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (std::size_t c = 0; c < channels; ++c) {
+        const float* u = &line_[c * 2 * taps + pos_];
+        const float* wc = &w[c * taps];
+        std::size_t k = 0;
+        for (; k + 4 <= taps; k += 4)
+            for (std::size_t j = 0; j < 4; ++j)
+                acc[j] += wc[k + j] * u[k + j];
+        for (; k < taps; ++k)
+            acc[0] += wc[k] * u[k];
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 void ForegroundEchoFilter::copyFrom(const LinearEchoFilter& source)
@@ -45,32 +70,64 @@ void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const f
     for (std::size_t n = 0; n < mic.size(); ++n) {
         // line_[c * 2 taps + pos_ + k] = x_c(n - k): newest first, as the RLS regressor u(n).
         pos_ = pos_ == 0 ? taps - 1 : pos_ - 1;
-        float y = 0.0f;
         for (std::size_t c = 0; c < channels; ++c) {
             float* line = &line_[c * 2 * taps];
             line[pos_] = ref[n * channels + c];
             line[pos_ + taps] = ref[n * channels + c];
-            const float* u = line + pos_;
-            const float* w = &w_[c * taps];
-            for (std::size_t k = 0; k < taps; ++k)
-                y += w[k] * u[k];
         }
         const float d = mic[n], eb = background[n];
-        const float ef = d - y;
+        const float ef = d - filter(w_);
+        segMic_ += double(d) * d;
         segFg_ += double(ef) * ef;
         segBg_ += double(eb) * eb;
+        if (probing_) {
+            const float ec = d - filter(candidate_);
+            segCandidate_ += double(ec) * ec;
+        }
         out[n] = ef;
-        if (++inSegment_ == settings_.segmentSamples) {
-            const double below = restarted_ ? settings_.copyAfterRestartBelow : settings_.copyWhenBelow;
-            better_ = segBg_ < below * segFg_ ? better_ + 1 : 0;
-            if (better_ >= settings_.copyAfterSegments && copying_) {
-                copyFrom(source);
-                better_ = 0;
-            }
-            segFg_ = segBg_ = 0.0;
-            inSegment_ = 0;
+        if (++inSegment_ == settings_.segmentSamples)
+            endSegment(source);
+    }
+}
+
+void ForegroundEchoFilter::endSegment(const LinearEchoFilter& source)
+{
+    const double below = restarted_ ? settings_.copyAfterRestartBelow : settings_.copyWhenBelow;
+    // Good: the foreground reduces the microphone by goodForegroundDb, or its output is near its own
+    // quietest segments (at 10 dB of echo-to-noise a good filter's output is noise, 10 dB under the
+    // microphone, and good all the same). Otherwise: double talk, a path change, or still converging.
+    const bool good = !restarted_ && (segFg_ <= goodForeground_ * segMic_ || segFg_ <= 4.0 * floor_);
+    if (probing_) {
+        // The snapshot, held still for a whole segment, against the foreground on the same samples. Where
+        // the foreground leaves much of the microphone, a snapshot that has learnt the near end along with
+        // the echo can predict it from the far end for a few milliseconds more (both talkers' spectra
+        // change slowly) and beat the foreground by a dB or two: there it must be clearly better. A good
+        // foreground is refined by any snapshot that is no worse: with the noise dominating both errors a
+        // better filter shows as a fraction of a dB.
+        probing_ = false;
+        const double needed = restarted_ ? below : good ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
+        if (copying_ && segCandidate_ <= needed * segFg_) {
+            std::swap(w_, candidate_);
+            ++copies_;
+            restarted_ = false;
+            better_ = refine_ = 0;
+        } else {
+            ++rejected_;
         }
     }
+    // The quietest segments rise by 1 dB/s.
+    floor_ = floor_ < 0.0 || segFg_ < floor_ ? segFg_ : floor_ * 1.0023;
+    better_ = segBg_ < below * segFg_ ? better_ + 1 : 0;
+    refine_ = good && segBg_ <= settings_.refineWhenBelow * segFg_ ? refine_ + 1 : 0;
+    // After a restart the bar is 10 dB: one segment over it is evidence enough to go on probation.
+    const int after = restarted_ ? 1 : settings_.copyAfterSegments;
+    if (copying_ && !probing_ && (better_ >= after || refine_ >= settings_.refineAfterSegments)) {
+        source.copyWeights(candidate_);
+        probing_ = true;
+        better_ = refine_ = 0;
+    }
+    segMic_ = segFg_ = segBg_ = segCandidate_ = 0.0;
+    inSegment_ = 0;
 }
 
 } // namespace quell::aec

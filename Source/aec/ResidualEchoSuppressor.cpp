@@ -6,12 +6,28 @@
 #include <stdexcept>
 
 namespace quell::aec {
+namespace {
+
+// Band edges in Hz for the residual gains: about a third of an octave above 1 kHz, a few bins wide below
+// (one bin alone gives a ratio too noisy to learn from).
+constexpr double kBandEdgesHz[] = {250, 375, 500, 625, 875, 1125, 1500, 2000, 2625, 3375, 4375, 5625, 7125, 9000, 11500, 14500, 18500};
+
+// The bands' mean ratio (of powers), in dB.
+double meanDb(const ResidualGainTracker& tracker, std::size_t bands)
+{
+    double sum = 0.0;
+    for (std::size_t b = 0; b < bands; ++b)
+        sum += tracker.gain(b);
+    return 10.0 * std::log10(std::max(sum / static_cast<double>(std::max<std::size_t>(1, bands)), 1e-6));
+}
+
+} // namespace
 
 void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sampleRate)
 {
     if (sampleRate <= 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
-        || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.leakRiseDbPerSecond > 0.0)
-        || !(settings.maxAttenuationDb >= 0.0))
+        || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
+        || !(settings.fallbackDb >= 0.0))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -20,27 +36,60 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
         frame_ *= 2;
     hop_ = frame_ / 2;
     bins_ = frame_ / 2 + 1;
-    fft_ = std::make_unique<dsp::FftPlan<float>>(static_cast<std::size_t>(frame_));
-    window_.resize(static_cast<std::size_t>(frame_));
-    for (int n = 0; n < frame_; ++n)
-        window_[static_cast<std::size_t>(n)] = static_cast<float>(
-            std::sqrt(0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * n / frame_)));
-    micIn_.assign(static_cast<std::size_t>(frame_), 0.0f);
-    errIn_.assign(static_cast<std::size_t>(frame_), 0.0f);
-    overlap_.assign(static_cast<std::size_t>(frame_), 0.0f);
+    const std::size_t N = static_cast<std::size_t>(frame_), K = static_cast<std::size_t>(bins_);
+    fft_ = std::make_unique<dsp::FftPlan<float>>(N);
+    window_.resize(N);
+    for (std::size_t n = 0; n < N; ++n)
+        window_[n] = static_cast<float>(std::sqrt(0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * static_cast<double>(n) / frame_)));
+    for (auto* v : {&micIn_, &errIn_, &farIn_, &overlap_})
+        v->assign(N, 0.0f);
     ready_.assign(static_cast<std::size_t>(hop_), 0.0f);
-    spectrumE_.assign(static_cast<std::size_t>(frame_), {});
-    spectrumD_.assign(static_cast<std::size_t>(frame_), {});
-    powerE_.assign(static_cast<std::size_t>(bins_), 0.0f);
-    smoothedE_.assign(static_cast<std::size_t>(bins_), 0.0f);
-    echoTail_.assign(static_cast<std::size_t>(bins_), 0.0f);
-    gain_.assign(static_cast<std::size_t>(bins_), 1.0f);
-    const double hopSeconds = static_cast<double>(hop_) / sampleRate;
-    noise_.prepare(bins_, 1.0 / hopSeconds);
+    for (auto* v : {&spectrumE_, &spectrumD_, &spectrumX_})
+        v->assign(N, {});
+    for (auto* v : {&powerE_, &smoothedE_, &echoTail_, &farTail_})
+        v->assign(K, 0.0f);
+    gain_.assign(K, 1.0f);
+    bandOf_.assign(K, 0);
+    std::size_t band = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+        const double hz = static_cast<double>(k) * sampleRate / frame_;
+        while (band < std::size(kBandEdgesHz) && hz >= kBandEdgesHz[band])
+            ++band;
+        bandOf_[k] = band;
+    }
+    // Bands without a bin (a short frame at a low rate) are dropped by renumbering.
+    std::vector<std::size_t> renumber(std::size(kBandEdgesHz) + 1, 0);
+    std::size_t bands = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+        if (k == 0 || bandOf_[k] != bandOf_[k - 1])
+            renumber[bandOf_[k]] = bands++;
+        bandOf_[k] = renumber[bandOf_[k]];
+    }
+    binsInBand_.assign(bands, 0);
+    for (std::size_t k = 0; k < K; ++k)
+        ++binsInBand_[bandOf_[k]];
+    bandOut_.assign(bands, 0.0);
+    bandEcho_.assign(bands, 0.0);
+    bandFar_.assign(bands, 0.0);
+    for (auto* v : {&bandEchoNow_, &bandFarNow_, &bandFarTotal_, &bandFarTotalNow_, &bandFloor_, &bandRecent_, &bandSmoothed_,
+                    &bandFarResidual_})
+        v->assign(bands, 0.0);
+    const double framesPerSecond = static_cast<double>(sampleRate) / hop_;
+    // The linear estimate exists only where the filter found echo: whatever its statistics, it is used.
+    ResidualGainSettings linear = settings.gains;
+    linear.minVariation = 0.0;
+    linear.presentFraction = 0.1;   // its predictor sums the tail: a steady sound is ~8 dB over its frame
+    linearGain_.prepare(bands, framesPerSecond, linear);
+    farGain_.prepare(bands, framesPerSecond, settings.gains);
+    farTotalGain_.prepare(bands, framesPerSecond, settings.gains);
+    recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
+    farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
+    reachDownDb_ = 3.0 / framesPerSecond;
+    reachUpDb_ = 9.0 * reachDownDb_;
+    noise_.prepare(bins_, framesPerSecond);
     // Energy falls by 60 dB over tailSeconds.
-    rho_ = static_cast<float>(std::pow(10.0, -6.0 * hopSeconds / settings.tailSeconds));
-    leakRisePerFrame_ = static_cast<float>(settings.leakRiseDbPerSecond * hopSeconds);
-    averaging_ = std::min(1.0, hopSeconds / settings.leakAveragingSeconds);
+    rho_ = static_cast<float>(std::pow(10.0, -6.0 / framesPerSecond / settings.tailSeconds));
+    fallbackRatio_ = static_cast<float>(std::pow(10.0, settings.fallbackDb / 10.0));
     setMaxAttenuationDb(settings.maxAttenuationDb);
     comfortNoiseOn_ = settings.comfortNoise;
     reset();
@@ -48,15 +97,18 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
 
 void ResidualEchoSuppressor::reset()
 {
-    for (auto* v : {&micIn_, &errIn_, &overlap_, &ready_, &powerE_, &smoothedE_, &echoTail_})
+    for (auto* v : {&micIn_, &errIn_, &farIn_, &overlap_, &ready_, &powerE_, &smoothedE_, &echoTail_, &farTail_})
         std::fill(v->begin(), v->end(), 0.0f);
     std::fill(gain_.begin(), gain_.end(), 1.0f);
+    linearGain_.reset();
+    farGain_.reset();
+    farTotalGain_.reset();
+    std::fill(bandRecent_.begin(), bandRecent_.end(), 0.0);
     noise_.reset();
     filled_ = 0;
-    // A filter that has not converged leaves all of the echo: start by assuming so.
-    leakDb_ = 0.0;
-    excessAverage_ = tailAverage_ = 0.0;
+    reachDb_ = meanFarNow_ = 0.0;
     meanGain_ = 1.0f;
+    fallbackFrames_ = 0;
 }
 
 void ResidualEchoSuppressor::setMaxAttenuationDb(double db)
@@ -64,15 +116,22 @@ void ResidualEchoSuppressor::setMaxAttenuationDb(double db)
     floorGain_ = static_cast<float>(std::pow(10.0, -std::clamp(db, 0.0, 80.0) / 20.0));
 }
 
-void ResidualEchoSuppressor::process(std::span<const float> mic, std::span<const float> error, std::span<float> out)
+double ResidualEchoSuppressor::leakDb() const { return meanDb(linearGain_, bandOut_.size()); }
+double ResidualEchoSuppressor::farEndGainDb() const { return meanDb(farGain_, bandOut_.size()); }
+double ResidualEchoSuppressor::farEndTotalGainDb() const { return meanDb(farTotalGain_, bandOut_.size()); }
+
+void ResidualEchoSuppressor::process(std::span<const float> mic, std::span<const float> error,
+                                     std::span<const float> farEnd, std::span<float> out)
 {
-    if (mic.size() != error.size() || out.size() < mic.size())
+    if (mic.size() != error.size() || farEnd.size() != mic.size() || out.size() < mic.size())
         throw std::invalid_argument("ResidualEchoSuppressor::process: lengths differ");
     const std::size_t tail = static_cast<std::size_t>(frame_ - hop_);
     for (std::size_t n = 0; n < mic.size(); ++n) {
-        // Both inputs are read before out[n] is written: out may alias either.
-        micIn_[tail + static_cast<std::size_t>(filled_)] = mic[n];
-        errIn_[tail + static_cast<std::size_t>(filled_)] = error[n];
+        // The inputs are read before out[n] is written: out may alias them.
+        const std::size_t at = tail + static_cast<std::size_t>(filled_);
+        micIn_[at] = mic[n];
+        errIn_[at] = error[n];
+        farIn_[at] = farEnd[n];
         if (++filled_ == hop_) {
             processFrame();
             filled_ = 0;
@@ -88,52 +147,97 @@ void ResidualEchoSuppressor::processFrame()
     for (std::size_t n = 0; n < N; ++n) {
         spectrumE_[n] = {errIn_[n] * window_[n], 0.0f};
         spectrumD_[n] = {micIn_[n] * window_[n], 0.0f};
+        spectrumX_[n] = {farIn_[n] * window_[n], 0.0f};
     }
     fft_->transform(spectrumE_, false);
     fft_->transform(spectrumD_, false);
+    fft_->transform(spectrumX_, false);
 
+    // Output safety: a linear output louder than the microphone is worse than no linear filter at all.
+    double sumE = 0.0, sumD = 0.0;
+    for (std::size_t k = 0; k < K; ++k) {
+        sumE += std::norm(spectrumE_[k]);
+        sumD += std::norm(spectrumD_[k]);
+    }
+    const double frameReduction = sumE > 0.0 && sumD > 0.0 ? 10.0 * std::log10(sumD / sumE) : 0.0;
+    if (sumE > fallbackRatio_ * sumD) {
+        std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());
+        sumE = sumD;
+        ++fallbackFrames_;
+    }
+
+    for (auto* v : {&bandOut_, &bandEcho_, &bandFar_, &bandEchoNow_, &bandFarNow_})
+        std::fill(v->begin(), v->end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
         powerE_[k] = std::norm(spectrumE_[k]);
-        const float echoPower = std::norm(spectrumD_[k] - spectrumE_[k]);
-        const float t = echoPower + rho_ * echoTail_[k];
-        echoTail_[k] = t > 1e-30f ? t : 0.0f;   // no denormals after long silence
+        const float echoNow = std::norm(spectrumD_[k] - spectrumE_[k]), farNow = std::norm(spectrumX_[k]);
+        // The far end's power held at its peak and decaying at the room's rate: its level right at an
+        // onset (the echo is there at once), the reverberation after it; a sum of the tail would put a
+        // steady sound ~8 dB above its onset and make the residual's ratio swing with the phrase.
+        const float echo = echoNow + rho_ * echoTail_[k], far = std::max(farNow, rho_ * farTail_[k]);
+        echoTail_[k] = echo > 1e-30f ? echo : 0.0f;   // no denormals after long silence
+        farTail_[k] = far > 1e-30f ? far : 0.0f;
+        const std::size_t b = bandOf_[k];
+        bandOut_[b] += powerE_[k];
+        bandEcho_[b] += echoTail_[k];
+        bandFar_[b] += farTail_[k];
+        bandEchoNow_[b] += echoNow;
+        bandFarNow_[b] += farNow;
     }
     noise_.track(powerE_);
-
-    // The leak is measured on frames where the echo estimate stands well above the noise floor:
-    // elsewhere the ratio is noise over nothing. The floor is subtracted from the frame's total, not per
-    // bin, so the noise's fluctuations average out instead of adding up as positive excess.
     const std::span<const float> floor = noise_.floor();
-    double sumE = 0.0, sumTail = 0.0, sumFloor = 0.0;
-    for (std::size_t k = 0; k < K; ++k) {
-        sumE += powerE_[k];
-        sumTail += echoTail_[k];
-        sumFloor += floor[k];
+    double farTotal = 0.0, farTotalNow = 0.0;
+    for (std::size_t b = 0; b < bandOut_.size(); ++b) {
+        farTotal += bandFar_[b];
+        farTotalNow += bandFarNow_[b];
+        bandFloor_[b] = 0.0;
     }
-    if (sumTail > 10.0 * sumFloor && sumTail > 1e-20) {
-        // Per frame the ratio swings by tens of dB (speech onsets and gaps against the reverberant
-        // estimate): powers averaged over about 50 ms give a usable ratio that still follows a
-        // converging filter down.
-        excessAverage_ += averaging_ * (std::max(0.0, sumE - sumFloor) - excessAverage_);
-        tailAverage_ += averaging_ * (sumTail - tailAverage_);
-        const double ratio = excessAverage_ / tailAverage_;
-        const double ratioDb = ratio > 1e-6 ? std::min(10.0, 10.0 * std::log10(ratio)) : -60.0;
-        if (ratioDb < leakDb_)
-            leakDb_ = ratioDb;
-        else
-            leakDb_ += std::min<double>(leakRisePerFrame_, ratioDb - leakDb_);
+    std::fill(bandFarTotal_.begin(), bandFarTotal_.end(), farTotal);
+    // How far the linear filter reaches: the upper decile of its frames' reduction while the far end
+    // plays (in double talk the near end's frames are lower; its pauses keep the decile up). A filter
+    // that cannot model the echo (a device's distortion) stays within a few dB: the far-end models then
+    // take a wider margin.
+    meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
+    if (farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_)
+        reachDb_ = std::clamp(reachDb_ + (frameReduction > reachDb_ ? reachUpDb_ : -reachDownDb_), 0.0, 60.0);
+    const double weakness = std::clamp((settings_.strongFilterDb - reachDb_) / (settings_.strongFilterDb - settings_.weakFilterDb), 0.0, 1.0);
+    farMargin_ = std::pow(10.0, (settings_.farEndMarginDb + weakness * settings_.weakFilterMarginDb) / 10.0);
+    std::fill(bandFarTotalNow_.begin(), bandFarTotalNow_.end(), farTotalNow);
+    for (std::size_t k = 0; k < K; ++k)
+        bandFloor_[bandOf_[k]] += floor[k];
+    // What the trackers learn from: the output's band power over about 16 ms (one 4 ms frame of a band
+    // fluctuates by several dB) above the noise floor.
+    for (std::size_t b = 0; b < bandOut_.size(); ++b) {
+        bandRecent_[b] += recent_ * (bandOut_[b] - bandRecent_[b]);
+        bandOut_[b] = bandRecent_[b] - bandFloor_[b];
     }
-    const float leak = static_cast<float>(std::pow(10.0, leakDb_ / 10.0));
+    linearGain_.update(bandOut_, bandEcho_, bandEchoNow_);
+    farGain_.update(bandOut_, bandFar_, bandFarNow_);
+    farTotalGain_.update(bandOut_, bandFarTotal_, bandFarTotalNow_);
+
     const float over = static_cast<float>(settings_.overSubtraction);
     const float masking = static_cast<float>(settings_.masking);
-
     float gainSum = 0.0f;
+    // The far-end models' residual and the output, per band: what they predict (distortion, rattle) does
+    // not follow the far end's bins, so a band they call echo is suppressed as a whole. Of the residuals,
+    // only what stands above the noise floor is taken for echo: the noise is there anyway, and the
+    // trackers' quantiles carry some of its fluctuation.
+    std::fill(bandSmoothed_.begin(), bandSmoothed_.end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
         smoothedE_[k] = 0.5f * smoothedE_[k] + 0.5f * powerE_[k];
-        const float residual = leak * echoTail_[k];
+        bandSmoothed_[bandOf_[k]] += smoothedE_[k];
+    }
+    for (std::size_t b = 0; b < bandFarResidual_.size(); ++b) {
+        const double far = farMargin_ * std::max(farGain_.gain(b) * bandFar_[b], farTotalGain_.gain(b) * bandFarTotal_[b]);
+        bandFarResidual_[b] = bandSmoothed_[b] > 0.0 ? std::max(0.0, far - bandFloor_[b]) / bandSmoothed_[b] : 0.0;
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t b = bandOf_[k];
+        const float linear = std::max(0.0f, static_cast<float>(linearGain_.gain(b)) * echoTail_[k] - floor[k]);
+        const float ratio = std::max(smoothedE_[k] > 0.0f ? linear / smoothedE_[k] : 0.0f, static_cast<float>(bandFarResidual_[b]));
         // Residual more than `masking` (7 dB) below the output is masked by what else is there (near end, noise):
         // only the part above that is taken away, so a converged filter's output passes untouched.
-        float g = smoothedE_[k] > 0.0f ? 1.0f - over * std::max(0.0f, residual / smoothedE_[k] - masking) : 1.0f;
+        float g = 1.0f - over * std::max(0.0f, ratio - masking);
         g = std::clamp(g, floorGain_, 1.0f);
         // Falls at once (echo must not leak through at an onset), recovers over two frames.
         gain_[k] = g < gain_[k] ? g : gain_[k] + 0.5f * (g - gain_[k]);
@@ -144,6 +248,16 @@ void ResidualEchoSuppressor::processFrame()
     meanGain_ = gainSum / static_cast<float>(K);
     if (comfortNoiseOn_)
         noise_.fill(std::span(spectrumE_).first(K), gain_);
+    // Nothing of the suppressor's own, comfort noise included, makes the frame louder than both its inputs.
+    double sumOut = 0.0;
+    for (std::size_t k = 0; k < K; ++k)
+        sumOut += std::norm(spectrumE_[k]);
+    const double limit = std::max(sumD, sumE);
+    if (sumOut > limit) {
+        const float scale = sumOut > 0.0 ? static_cast<float>(std::sqrt(limit / sumOut)) : 0.0f;
+        for (std::size_t k = 0; k < K; ++k)
+            spectrumE_[k] *= scale;
+    }
     for (std::size_t k = 1; k + 1 < K; ++k)
         spectrumE_[N - k] = std::conj(spectrumE_[k]);
     fft_->transform(spectrumE_, true);
@@ -153,8 +267,8 @@ void ResidualEchoSuppressor::processFrame()
     std::copy_n(overlap_.begin(), H, ready_.begin());
     std::copy(overlap_.begin() + static_cast<std::ptrdiff_t>(H), overlap_.end(), overlap_.begin());
     std::fill(overlap_.end() - static_cast<std::ptrdiff_t>(H), overlap_.end(), 0.0f);
-    std::copy(micIn_.begin() + static_cast<std::ptrdiff_t>(H), micIn_.end(), micIn_.begin());
-    std::copy(errIn_.begin() + static_cast<std::ptrdiff_t>(H), errIn_.end(), errIn_.begin());
+    for (auto* v : {&micIn_, &errIn_, &farIn_})
+        std::copy(v->begin() + static_cast<std::ptrdiff_t>(H), v->end(), v->begin());
 }
 
 } // namespace quell::aec

@@ -1,21 +1,29 @@
 #pragma once
 // Residual echo suppression after the linear filter: a gain per frequency bin that takes out the echo
-// the adaptive filter leaves (the room's tail beyond its taps, loudspeaker distortion, the error of a
-// filter still converging or re-converging), with comfort noise filling what it removes.
+// the adaptive filter leaves (the room's tail beyond its taps, a loudspeaker driven into distortion, a
+// device's compressor and rattle, the error of a filter still converging), with comfort noise filling
+// what it removes, and the last guard of the output's level.
 //
 // Frames: short-time spectra of N = 2H samples (H = hop, about 4 ms), square-root periodic Hann windows
 // for analysis and synthesis (their product overlap-adds to exactly 1 at 50 %, so gains of 1 give the
 // input back, delayed). The output is the input delayed by latencySamples() = N - 1, exactly.
 //
-// Residual model: R(k) = leak * Yr(k), where Yr is the power of the linear filter's echo estimate
-// Y = D - E with a reverberant tail (Yr(t) = |Y(t)|^2 + rho Yr(t - 1), rho from `tailSeconds`), and
-// `leak` (one number, all bins) is the residual-to-estimate ratio measured on frames where the echo
-// estimate stands clearly above the noise floor: (output power - noise floor) / Yr, both averaged over
-// `leakAveragingSeconds`, tracked in dB, down at once and up by at most `leakRiseDbPerSecond`. Double
-// talk raises that ratio too, but slowly and only while it lasts; a filter that converges lowers it at
-// once. Gain per bin: g = max(floor, 1 - overSubtraction * max(0, R / E_smoothed - masking)), falling at
-// once and recovering over two frames; `floor` = -maxAttenuationDb. Bins where the near end or the noise
-// is much louder than the residual keep g = 1 exactly, so a converged filter's output passes untouched.
+// Residual model, per bin: R = max(Gl_b x Yr, Gf_b x Xr), where Yr is the power of the linear filter's
+// echo estimate Y = D - E and Xr the power of the (aligned) far end, each with a reverberant tail
+// (P_r(t) = |P(t)|^2 + rho P_r(t - 1), rho from `tailSeconds`), and Gl, Gf the residual-to-predictor
+// ratios of the bin's band, learnt by two ResidualGainTrackers so that the near end does not inflate them.
+// The far-end model is the one that works when the linear filter cannot (echo only weakly coherent with
+// the far end: AEC3's residual estimate when its linear filter is not good); where the linear filter
+// cancels well both ratios are small and the output passes untouched. Gain per bin:
+// g = max(floor, 1 - overSubtraction * max(0, R / E_smoothed - masking)), falling at once and recovering
+// over two frames; `floor` = -maxAttenuationDb. Bins where the near end or the noise is much louder than
+// the residual keep g = 1 exactly.
+//
+// Output safety: a frame whose linear output is louder than the microphone (`fallbackDb` over it: a
+// filter diverging, a stale one after an echo-path change) is replaced by the microphone's frame before
+// the gains (the suppressor then takes out what it can of the echo in it), counted in fallbackFrames();
+// and the suppressor adds no loudness of its own: no output frame, comfort noise included, is louder than
+// the louder of the microphone's frame and the linear output's.
 //
 // Threading: prepare() off the real-time thread; process() and the setters from one thread at a time;
 // no allocation after prepare.
@@ -26,22 +34,38 @@
 #include <vector>
 
 #include "aec/ComfortNoise.h"
+#include "aec/ResidualGainTracker.h"
 #include "dsp/Fft.h"
 
 namespace quell::aec {
 
+// The default maximum attenuation: tens of dB, for the echo a linear filter cannot model (a device's
+// distortion) in far-end single talk; where the linear filter cancels well the gains stay at 1 anyway.
+inline constexpr double kDefaultSuppressionDb = 40.0;
+
 struct SuppressorSettings {
     bool enabled = true;               // off: no suppressor at all (and no latency)
     double frameSeconds = 0.008;       // N, rounded to a power of two (128 at 16 kHz)
-    double maxAttenuationDb = 12.0;    // 0: gains of 1 (the latency stays)
+    double maxAttenuationDb = kDefaultSuppressionDb;   // 0: gains of 1 (the latency stays)
     bool comfortNoise = true;
-    double tailSeconds = 0.3;          // RT60 assumed for the reverberant part of the residual
+    double tailSeconds = 0.3;          // RT60 assumed for the reverberant part of the predictors
     double overSubtraction = 3.0;
     // Residual below this fraction of the output's power is left alone (masked by the near end and the
     // noise): 0.2 = 7 dB.
     double masking = 0.2;
-    double leakRiseDbPerSecond = 6.0;
-    double leakAveragingSeconds = 0.05;
+    // A frame whose linear output is louder than the microphone by more than this is replaced by the
+    // microphone's. Not less: in double talk the near end and the echo interfere in the microphone, and a
+    // good output is now and then a little louder over one frame (replacing it would put the echo back).
+    // A slower, smaller excess is the OutputGuard's.
+    double fallbackDb = 3.0;
+    // The far-end models' residual is taken this much larger than their quantile: a device's echo
+    // wanders around any prediction from the far end's power.
+    double farEndMarginDb = 3.0;
+    // ... and this much more where the linear filter cannot model the echo: its upper decile of reduction
+    // while the far end plays below weakFilterDb (in full above strongFilterDb: none).
+    double weakFilterMarginDb = 9.0;
+    double weakFilterDb = 10.0, strongFilterDb = 20.0;
+    ResidualGainSettings gains{};
 };
 
 class ResidualEchoSuppressor {
@@ -49,19 +73,29 @@ public:
     // Throws std::invalid_argument on bad settings.
     void prepare(const SuppressorSettings& settings, int sampleRate);
     void reset();
-    // mic = d (as the linear filter saw it), error = e (the linear filter's output); out = the suppressed
-    // output, delayed by latencySamples(). out may alias error or mic. Any block size.
-    void process(std::span<const float> mic, std::span<const float> error, std::span<float> out);
+    // mic = d (as the linear filter saw it), error = e (the linear filter's output), farEnd = the far end
+    // as aligned for the linear filter (the channels' sum for several); out = the suppressed output,
+    // delayed by latencySamples(). out may alias error or mic. Any block size.
+    void process(std::span<const float> mic, std::span<const float> error, std::span<const float> farEnd,
+                 std::span<float> out);
 
     void setMaxAttenuationDb(double db);
     void setComfortNoise(bool on) { comfortNoiseOn_ = on; }
 
     int latencySamples() const { return frame_ - 1; }
     int frameSize() const { return frame_; }
-    // The residual-to-echo-estimate ratio in use, in dB.
-    double leakDb() const { return leakDb_; }
+    // The residual-to-echo-estimate ratio in use (linear model), mean over the bands, in dB.
+    double leakDb() const;
+    // The residual-to-far-end ratios in use (far-end models: each band's far end, the whole far end), mean
+    // over the bands, in dB.
+    double farEndGainDb() const;
+    double farEndTotalGainDb() const;
     // Mean gain over the bins of the last frame (1: nothing suppressed).
     float lastMeanGain() const { return meanGain_; }
+    // The linear filter's reduction of the microphone while the far end plays (upper decile), in dB.
+    double linearReachDb() const { return reachDb_; }
+    // Frames whose linear output was louder than the microphone and were replaced by it.
+    long fallbackFrames() const { return fallbackFrames_; }
 
 private:
     void processFrame();
@@ -69,17 +103,23 @@ private:
     SuppressorSettings settings_{};
     int frame_ = 128, hop_ = 64, bins_ = 65;
     std::unique_ptr<dsp::FftPlan<float>> fft_;
-    std::vector<float> window_;            // sqrt periodic Hann, analysis and synthesis
-    std::vector<float> micIn_, errIn_;     // the last N input samples
-    std::vector<float> overlap_, ready_;   // overlap-add accumulator; the hop being played out
-    std::vector<std::complex<float>> spectrumE_, spectrumD_;
-    std::vector<float> powerE_, smoothedE_, echoTail_, gain_;
+    std::vector<float> window_;                // sqrt periodic Hann, analysis and synthesis
+    std::vector<float> micIn_, errIn_, farIn_; // the last N input samples
+    std::vector<float> overlap_, ready_;       // overlap-add accumulator; the hop being played out
+    std::vector<std::complex<float>> spectrumE_, spectrumD_, spectrumX_;
+    std::vector<float> powerE_, smoothedE_, echoTail_, farTail_, gain_;
+    std::vector<std::size_t> bandOf_;          // bin -> band
+    std::vector<int> binsInBand_;
+    std::vector<double> bandOut_, bandEcho_, bandFar_, bandEchoNow_, bandFarNow_, bandFarTotal_, bandFarTotalNow_;
+    std::vector<double> bandFloor_, bandRecent_, bandSmoothed_, bandFarResidual_;
+    ResidualGainTracker linearGain_, farGain_, farTotalGain_;
+    double recent_ = 0.25, farMargin_ = 2.0;
+    double reachDb_ = 0.0, reachUpDb_ = 0.1, reachDownDb_ = 0.01, meanFarNow_ = 0.0;
     ComfortNoise noise_;
     int filled_ = 0;
-    float rho_ = 0.0f, floorGain_ = 0.25f, leakRisePerFrame_ = 0.0f;
-    double leakDb_ = 0.0;
-    double excessAverage_ = 0.0, tailAverage_ = 0.0, averaging_ = 0.01;
+    float rho_ = 0.0f, floorGain_ = 0.01f, fallbackRatio_ = 1.12f;
     float meanGain_ = 1.0f;
+    long fallbackFrames_ = 0;
     bool comfortNoiseOn_ = true;
 };
 

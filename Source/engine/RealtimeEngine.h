@@ -138,7 +138,7 @@ private:
     std::atomic<bool> running_{false};
     std::atomic<bool> resetRequested_{false};
     std::atomic<bool> controlAdapt_{true}, controlComfortNoise_{true};
-    std::atomic<float> controlSuppressionDb_{12.0f};
+    std::atomic<float> controlSuppressionDb_{static_cast<float>(aec::kDefaultSuppressionDb)};
     std::atomic<std::uint32_t> controlsVersion_{0};
     std::uint32_t appliedControls_ = 0;   // worker
     std::atomic<long long> testDelayUs_{0};

@@ -1,4 +1,5 @@
 // The scenario lists of the corpus (issue 7) and the bundled demo (issue 2).
+#include <cmath>
 #include <string>
 
 #include "corpus/Scenario.h"
@@ -8,6 +9,22 @@ namespace {
 
 std::string rtTag(double rt60) { return "rt" + std::to_string(static_cast<int>(rt60 * 1000.0 + 0.5)); }
 std::string enrTag(double enr) { return "enr" + std::to_string(static_cast<int>(enr)); }
+std::string signedTag(double v)
+{
+    const int i = static_cast<int>(std::lround(v));
+    std::string tag = i > 0 ? "+" : "";
+    tag += std::to_string(i);
+    return tag;
+}
+std::string lineTag(const Scenario& s)
+{
+    return std::string("line-") + (s.lineNoiseSpeechShaped ? "speech" : "white") + std::to_string(static_cast<int>(std::lround(-s.lineNoiseDbfs)));
+}
+std::string lineText(const Scenario& s)
+{
+    return std::string(s.lineNoiseSpeechShaped ? "speech-shaped" : "white") + " line noise at "
+           + std::to_string(static_cast<int>(std::lround(s.lineNoiseDbfs))) + " dBFS on the far end";
+}
 
 Scenario make(Excitation e, double rt60, double enr, double seconds)
 {
@@ -19,6 +36,26 @@ Scenario make(Excitation e, double rt60, double enr, double seconds)
     return s;
 }
 
+// A lone near-end talker whose far end carries only line noise, with no echo path (a headset).
+Scenario nearEndOverLineNoise(double levelDbfs, bool speechShaped, double seconds)
+{
+    Scenario s = make(Excitation::None, 0.3, 30, seconds);
+    s.nearEndOnly = true;
+    s.lineNoiseDbfs = levelDbfs;
+    s.lineNoiseSpeechShaped = speechShaped;
+    s.echoCoupled = false;
+    return s;
+}
+
+// Speech far end, double talk in the second half at the given echo-to-near-end ratio.
+Scenario doubleTalk(double rt60, double echoToNearDb, double seconds)
+{
+    Scenario s = make(Excitation::Speech, rt60, 30, seconds);
+    s.doubleTalk = true;
+    s.nearToEchoDb = -echoToNearDb;
+    return s;
+}
+
 // Names say what differs: excitation, RT60 (ms), ENR (dB), then delay, change, double talk, distortion,
 // channels.
 void finish(Scenario& s, std::uint32_t seed)
@@ -26,8 +63,14 @@ void finish(Scenario& s, std::uint32_t seed)
     s.seed = seed;
     if (s.nearEndOnly) {
         s.name = "near-only-" + rtTag(s.rt60);
-        s.description = "near-end talker alone, far end silent; noise " + std::to_string(static_cast<int>(s.nearToNoiseDb))
-                        + " dB below the near end";
+        s.description = "near-end talker alone; noise " + std::to_string(static_cast<int>(s.nearToNoiseDb))
+                        + " dB below the near end; ";
+        if (std::isfinite(s.lineNoiseDbfs)) {
+            s.name += "-" + lineTag(s);
+            s.description += lineText(s) + (s.echoCoupled ? " (echoed)" : ", no echo path (a headset)");
+        } else {
+            s.description += "far end silent";
+        }
         return;
     }
     s.name = std::string(toString(s.excitation)) + "-" + rtTag(s.rt60) + "-" + enrTag(s.enrDb);
@@ -44,10 +87,32 @@ void finish(Scenario& s, std::uint32_t seed)
     if (s.doubleTalk) {
         s.name += "-dt";
         s.description += ", double talk in the second half";
+        if (s.nearToEchoDb != 0.0) {
+            s.name += "-etn" + signedTag(-s.nearToEchoDb);
+            s.description += " at " + signedTag(-s.nearToEchoDb) + " dB echo-to-near-end";
+        }
     }
     if (s.distortionDb > 0.0) {
-        s.name += "-nl";
-        s.description += ", loudspeaker soft clip at " + std::to_string(static_cast<int>(s.distortionDb)) + " dB SDR";
+        // (25 dB, the first nonlinear scenarios, keeps its plain name.)
+        s.name += s.distortionDb == 25.0 ? "-nl" : "-nl" + std::to_string(static_cast<int>(s.distortionDb));
+        s.description += ", loudspeaker soft clip (tanh) at " + std::to_string(static_cast<int>(s.distortionDb)) + " dB SDR";
+    }
+    if (s.deviceChain) {
+        s.name += "-device";
+        s.description += ", a device's playback chain (compressor, clipper, loudspeaker distortion, rattle, wandering "
+                         "delay): echo only weakly coherent with the far end";
+    }
+    if (s.narrowband) {
+        s.name += "-nb";
+        s.description += ", narrowband far end (300-3400 Hz)";
+    }
+    if (s.lateFarEnd) {
+        s.name += "-late";
+        s.description += ", the near end talks alone first, the far end starts at mid-file";
+    }
+    if (std::isfinite(s.lineNoiseDbfs)) {
+        s.name += "-" + lineTag(s);
+        s.description += ", " + lineText(s);
     }
     if (s.loudspeakers == 2) {
         s.name += s.mics == 2 ? "-stereo2mic" : "-stereo";
@@ -83,6 +148,26 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
         auto alone = make(Excitation::None, 0.3, 30, T);
         alone.nearEndOnly = true;
         list.push_back(alone);
+        // The real-calls cases (issue 12): a lone near end over a far end that carries only line noise
+        // (no echo path), double talk at echo-to-near-end ratios of -6 and +6 dB, an overdriven
+        // loudspeaker, a device's weakly coherent echo, a narrowband far end (the twin of the first
+        // scenario, band-limited), and a far end that starts after the near end talked alone.
+        for (const auto& [level, shaped] : {std::pair{-50.0, false}, std::pair{-70.0, true}})
+            list.push_back(nearEndOverLineNoise(level, shaped, T));
+        for (const double etn : {-6.0, 6.0})
+            list.push_back(doubleTalk(0.3, etn, T));
+        {
+            auto nl = make(S, 0.3, 30, T);
+            nl.distortionDb = 18.0;
+            list.push_back(nl);
+            auto device = make(S, 0.3, 40, T);
+            device.deviceChain = true;
+            list.push_back(device);
+            auto late = make(S, 0.3, 30, T);
+            late.lateFarEnd = true;
+            late.lineNoiseDbfs = -70.0;
+            list.push_back(late);
+        }
     } else {
         const double T = 12.0;
         // Linear rooms over the RT60 range, speech at 30 dB ENR, male and female far ends.
@@ -150,6 +235,33 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             s.distortionDb = 25.0;
             list.push_back(s);
         }
+        // The real-calls cases (issue 12). A lone near end over a far end that carries only line noise,
+        // white and speech-shaped, from -90 to -50 dBFS, with no echo path (a headset user's far end).
+        for (const double level : {-90.0, -70.0, -50.0})
+            for (const bool shaped : {false, true})
+                list.push_back(nearEndOverLineNoise(level, shaped, T));
+        // Double talk at echo-to-near-end ratios of -6, 0 and +6 dB in rooms of RT60 0.2 to 0.4 s.
+        for (const auto& [rt, etn] : {std::pair{0.2, -6.0}, std::pair{0.3, 0.0}, std::pair{0.3, 6.0}, std::pair{0.4, 6.0},
+                                      std::pair{0.4, -6.0}})
+            list.push_back(doubleTalk(rt, etn, T));
+        // An overdriven loudspeaker (tanh) at two drive levels, and a device's playback chain.
+        for (const double sdr : {18.0, 10.0}) {
+            auto s = make(S, 0.3, 30, T);
+            s.distortionDb = sdr;
+            list.push_back(s);
+        }
+        for (const double rt : {0.2, 0.4}) {
+            auto s = make(S, rt, 40, T);
+            s.deviceChain = true;
+            list.push_back(s);
+        }
+        // A far end that starts at mid-file after the near end talked alone over its line noise.
+        {
+            auto s = make(S, 0.3, 30, T);
+            s.lateFarEnd = true;
+            s.lineNoiseDbfs = -70.0;
+            list.push_back(s);
+        }
     }
     // Voices vary across scenarios; the near end is always the other sex from the far end.
     const char* male[] = {"en+m3", "en-us+m1", "en+m5", "en-gb-x-rp+m2"};
@@ -164,6 +276,17 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
         list[i].nearVoice = maleFar ? female[(i + 2) % 4] : male[(i + 2) % 4];
         finish(list[i], static_cast<std::uint32_t>(1000 + i));
     }
+    // A narrowband far end: the twin of a full-band scenario (same room, voices and sentences),
+    // band-limited, so the two figures compare the band alone.
+    const std::string twin = shortVersion ? "speech-rt200-enr30" : "speech-rt300-enr30";
+    for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i].name == twin) {
+            Scenario nb = list[i];
+            nb.narrowband = true;
+            finish(nb, list[i].seed);
+            list.push_back(nb);
+            break;
+        }
     return list;
 }
 

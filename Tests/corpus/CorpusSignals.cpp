@@ -7,8 +7,10 @@
 #include <numbers>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 
 #include "corpus/FftConvolution.h"
+#include "dsp/BiquadCascade.h"
 
 namespace quell::corpus {
 namespace {
@@ -25,6 +27,80 @@ std::vector<double> framePowers(std::span<const double> x, double sampleRate)
         p.push_back(meanPower(x.subspan(start, end - start)));
     }
     return p;
+}
+
+// x through a zero-phase filter of magnitude response gain(f) (whole-signal FFT, circular over a padding
+// of at least the signal's length, so nothing wraps around audibly).
+template <typename Gain>
+std::vector<double> zeroPhaseFiltered(std::span<const double> x, double sampleRate, Gain gain)
+{
+    if (x.empty())
+        return {};
+    const std::size_t size = nextPowerOfTwo(2 * x.size());
+    std::vector<std::complex<double>> spectrum(size, 0.0);
+    std::copy(x.begin(), x.end(), spectrum.begin());
+    fft(spectrum, false);
+    for (std::size_t k = 0; k < size; ++k) {
+        const std::size_t bin = std::min(k, size - k);
+        spectrum[k] *= gain(static_cast<double>(bin) * sampleRate / static_cast<double>(size));
+    }
+    fft(spectrum, true);
+    std::vector<double> y(x.size());
+    for (std::size_t i = 0; i < y.size(); ++i)
+        y[i] = spectrum[i].real();
+    return y;
+}
+
+// Second-order sections from the audio EQ cookbook (bilinear transform), for causal device filters.
+dsp::Biquad cookbook(const char* kind, double hz, double q, double sampleRate)
+{
+    const double w = 2.0 * std::numbers::pi * hz / sampleRate, cw = std::cos(w), alpha = std::sin(w) / (2.0 * q);
+    double b0 = 0, b1 = 0, b2 = 0;
+    if (std::string_view(kind) == "lowpass") {
+        b0 = b2 = (1.0 - cw) / 2.0;
+        b1 = 1.0 - cw;
+    } else if (std::string_view(kind) == "highpass") {
+        b0 = b2 = (1.0 + cw) / 2.0;
+        b1 = -(1.0 + cw);
+    } else { // band-pass, 0 dB peak
+        b0 = alpha;
+        b2 = -alpha;
+    }
+    const double a0 = 1.0 + alpha;
+    return {b0 / a0, b1 / a0, b2 / a0, -2.0 * cw / a0, (1.0 - alpha) / a0};
+}
+
+std::vector<double> causalFiltered(std::span<const double> x, std::initializer_list<dsp::Biquad> sections)
+{
+    dsp::BiquadCascade<double> f;
+    f.prepare(std::vector<dsp::Biquad>(sections));
+    std::vector<double> y(x.begin(), x.end());
+    f.process(y, y);
+    return y;
+}
+
+// x read at a time-varying delay (samples, > 8): windowed-sinc interpolation, 16 taps.
+std::vector<double> variablyDelayed(std::span<const double> x, const std::vector<double>& delay)
+{
+    std::vector<double> y(x.size(), 0.0);
+    constexpr int half = 8;
+    for (std::size_t n = 0; n < x.size(); ++n) {
+        const double t = static_cast<double>(n) - delay[n];
+        const double base = std::floor(t);
+        const double frac = t - base;
+        double acc = 0.0;
+        for (int k = -half + 1; k <= half; ++k) {
+            const long idx = static_cast<long>(base) + k;
+            if (idx < 0 || idx >= static_cast<long>(x.size()))
+                continue;
+            const double arg = static_cast<double>(k) - frac;
+            const double sinc = std::abs(arg) < 1e-12 ? 1.0 : std::sin(std::numbers::pi * arg) / (std::numbers::pi * arg);
+            const double window = 0.5 + 0.5 * std::cos(std::numbers::pi * arg / half);
+            acc += x[static_cast<std::size_t>(idx)] * sinc * window;
+        }
+        y[n] = acc;
+    }
+    return y;
 }
 
 } // namespace
@@ -111,6 +187,93 @@ void scale(std::span<double> x, double gain)
 {
     for (auto& v : x)
         v *= gain;
+}
+
+std::vector<double> bandLimited(std::span<const double> x, double sampleRate, double lowHz, double highHz,
+                                double edgeHz)
+{
+    auto edge = [&](double distance) { // 0 at the band edge's outside, 1 at edgeHz inside
+        return distance <= 0.0 ? 0.0 : distance >= edgeHz ? 1.0 : 0.5 - 0.5 * std::cos(std::numbers::pi * distance / edgeHz);
+    };
+    return zeroPhaseFiltered(x, sampleRate, [&](double f) { return edge(f - lowHz + edgeHz) * edge(highHz - f); });
+}
+
+std::vector<double> speechShapedNoise(std::span<const double> speech, std::size_t n, std::uint32_t seed)
+{
+    if (speech.empty() || n == 0)
+        return {};
+    // The speech repeated to the noise's length; its spectrum's phases replaced by random ones.
+    const std::size_t size = nextPowerOfTwo(n);
+    std::vector<std::complex<double>> spectrum(size);
+    for (std::size_t i = 0; i < size; ++i)
+        spectrum[i] = speech[i % speech.size()];
+    fft(spectrum, false);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> phase(0.0, 2.0 * std::numbers::pi);
+    spectrum[0] = 0.0;
+    for (std::size_t k = 1; k < size / 2; ++k) {
+        spectrum[k] = std::polar(std::abs(spectrum[k]), phase(rng));
+        spectrum[size - k] = std::conj(spectrum[k]);
+    }
+    spectrum[size / 2] = std::abs(spectrum[size / 2]);
+    fft(spectrum, true);
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n; ++i)
+        y[i] = spectrum[i].real();
+    const double r = rms(y);
+    if (r > 0.0)
+        scale(y, 1.0 / r);
+    return y;
+}
+
+std::vector<double> deviceChain(std::span<const double> x, double sampleRate, std::uint32_t seed)
+{
+    const double level = std::sqrt(activePower(x, sampleRate));
+    if (!(level > 0.0))
+        return std::vector<double>(x.begin(), x.end());
+    // Compressor on the peaks: envelope (3 ms attack, 100 ms release), 2:1 above twice the active RMS,
+    // 3 dB of make-up.
+    const double attack = std::exp(-1.0 / (0.003 * sampleRate)), release = std::exp(-1.0 / (0.1 * sampleRate));
+    std::vector<double> c(x.size());
+    double env = 0.0;
+    for (std::size_t n = 0; n < x.size(); ++n) {
+        const double a = std::abs(x[n]);
+        env = a > env ? attack * env + (1.0 - attack) * a : release * env + (1.0 - release) * a;
+        const double over = env / (2.0 * level);
+        const double gain = over > 1.0 ? std::pow(over, 1.0 / 2.0 - 1.0) : 1.0;
+        c[n] = 1.4 * gain * x[n];
+    }
+    // Hard clipper at 2.5 times the input's active RMS, then an asymmetric loudspeaker curve.
+    const double clip = 2.5 * level;
+    for (auto& v : c) {
+        const double z = std::clamp(v, -clip, clip) / clip;
+        v = clip * (z + 0.35 * z * z - 0.25 * z * z * z);
+    }
+    // A small speaker: nothing below 250 Hz, rolling off above 5 kHz (fourth order each, causal).
+    std::vector<double> speaker = causalFiltered(c, {cookbook("highpass", 250.0, 0.54, sampleRate), cookbook("highpass", 250.0, 1.31, sampleRate),
+                                                     cookbook("lowpass", 5000.0, 0.54, sampleRate), cookbook("lowpass", 5000.0, 1.31, sampleRate)});
+    // Rattle: the rectified drive through a resonance near 2.8 kHz, 15 dB under the speaker's output.
+    std::vector<double> rect(c.size());
+    for (std::size_t n = 0; n < c.size(); ++n)
+        rect[n] = std::abs(c[n]);
+    std::vector<double> rattle = causalFiltered(rect, {cookbook("bandpass", 2800.0, 6.0, sampleRate)});
+    const double rs = rms(rattle), ss = rms(speaker);
+    if (rs > 0.0)
+        for (std::size_t n = 0; n < speaker.size(); ++n)
+            speaker[n] += 0.18 * ss / rs * rattle[n];
+    // The acoustic delay wanders (+-0.4 ms at two slow rates with random phases) around 1 ms: what the
+    // loudspeaker plays keeps its power envelope but loses its phase relation to the far end above a
+    // few hundred hertz.
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> phase(0.0, 2.0 * std::numbers::pi);
+    const double p1 = phase(rng), p2 = phase(rng);
+    std::vector<double> delay(x.size());
+    for (std::size_t n = 0; n < x.size(); ++n) {
+        const double t = static_cast<double>(n) / sampleRate;
+        delay[n] = sampleRate * (0.001 + 0.00025 * std::sin(2.0 * std::numbers::pi * 0.7 * t + p1)
+                                 + 0.00015 * std::sin(2.0 * std::numbers::pi * 1.9 * t + p2));
+    }
+    return variablyDelayed(speaker, delay);
 }
 
 std::vector<double> softClip(std::span<const double> x, double drive)

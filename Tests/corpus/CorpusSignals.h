@@ -34,6 +34,21 @@ double gainForRatioDb(std::span<const double> signal, std::span<const double> re
 
 void scale(std::span<double> x, double gain);
 
+// x band-limited to [lowHz, highHz] in the frequency domain (raised-cosine edges `edgeHz` wide), as a
+// narrowband telephone far end upsampled to a wideband rate: nothing outside the band.
+std::vector<double> bandLimited(std::span<const double> x, double sampleRate, double lowHz, double highHz,
+                                double edgeHz = 100.0);
+
+// Stationary noise with the long-term power spectrum of `speech` (its spectrum with random phases), unit RMS.
+std::vector<double> speechShapedNoise(std::span<const double> speech, std::size_t n, std::uint32_t seed);
+
+// A small device's playback chain, as real hands-free devices make echo that no linear filter models: a
+// fast compressor (gain that follows the signal), a hard clipper, an asymmetric loudspeaker
+// nonlinearity with a small speaker's band limits, a rattle (rectified signal through a resonance) and
+// an acoustic delay that wanders by a fraction of a millisecond (the enclosure and mounting move). The
+// echo it makes is only weakly coherent with x.
+std::vector<double> deviceChain(std::span<const double> x, double sampleRate, std::uint32_t seed);
+
 // Memoryless soft clipper, a mild loudspeaker overload: y = tanh(drive x) / drive. Unity small-signal gain;
 // drive -> 0 is linear.
 std::vector<double> softClip(std::span<const double> x, double drive);

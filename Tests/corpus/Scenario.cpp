@@ -225,15 +225,15 @@ RenderedScenario render(const Scenario& sc)
 
     // Far-end signals.
     r.ref.assign(L, std::vector<double>(n, 0.0));
+    const std::size_t farStart = static_cast<std::size_t>((sc.lateFarEnd ? 0.5 * sc.seconds : 0.2) * fs);
     if (farEnd) {
         if (sc.excitation == Excitation::Speech) {
             if (L == 1) {
-                r.ref[0] = speechTracks({sc.farVoice}, static_cast<std::size_t>(0.2 * fs), n, sc.sampleRate, rng)[0];
+                r.ref[0] = speechTracks({sc.farVoice}, farStart, n, sc.sampleRate, rng)[0];
             } else {
                 // Stereo far end: two talkers in a far-end room picked up by a spaced pair 0.5 m apart, so
                 // the channels are strongly correlated but not identical, as in a real stereo call.
-                const auto tracks = speechTracks({sc.farVoice, sc.farVoice2}, static_cast<std::size_t>(0.2 * fs), n,
-                                                 sc.sampleRate, rng);
+                const auto tracks = speechTracks({sc.farVoice, sc.farVoice2}, farStart, n, sc.sampleRate, rng);
                 const Point3 farSize{5.0, 4.0, 2.8};
                 const ShoeboxRoom farRoom = uniformRoom(farSize, imageMethodReflection(farSize, 0.3, kSoundSpeed));
                 const Point3 pairMics[2] = {{2.25, 1.5, 1.4}, {2.75, 1.5, 1.4}};
@@ -254,13 +254,38 @@ RenderedScenario render(const Scenario& sc)
             const std::uint32_t s = sc.seed * 7919u + 17u;
             const auto x = sc.excitation == Excitation::WhiteNoise ? whiteNoise(n, s) : pinkNoise(n, s, fs);
             r.ref[0] = x;
+            if (sc.lateFarEnd)
+                std::fill(r.ref[0].begin(), r.ref[0].begin() + static_cast<std::ptrdiff_t>(farStart), 0.0);
             if (L == 2) {
                 const std::vector<double> h2 = {0.0, 0.0, 0.0, 0.7, 0.2, -0.1, 0.05};
                 r.ref[1] = convolveCausal(x, h2);
             }
         }
+        if (sc.narrowband)
+            for (auto& c : r.ref)
+                c = bandLimited(c, fs, 300.0, 3400.0);
         setActiveLevel(r.ref, kRefLevelDbfs, fs);
     }
+    // Line noise on the far end, at an absolute level, for the whole file.
+    if (std::isfinite(sc.lineNoiseDbfs)) {
+        const std::uint32_t seed = sc.seed * 6007u + 3u;
+        std::vector<double> line;
+        if (sc.lineNoiseSpeechShaped) {
+            // The long-term spectrum of the far-end voice (a few sentences of it).
+            std::mt19937 voiceRng(seed);
+            const auto voice = speechTracks({sc.farVoice}, 0, static_cast<std::size_t>(6.0 * fs), sc.sampleRate, voiceRng)[0];
+            line = speechShapedNoise(voice, n, seed);
+        } else {
+            line = whiteNoise(n, seed);
+        }
+        if (sc.narrowband)
+            line = bandLimited(line, fs, 300.0, 3400.0);
+        scale(line, std::pow(10.0, sc.lineNoiseDbfs / 20.0) / rms(line));
+        for (auto& c : r.ref)
+            for (std::size_t i = 0; i < n; ++i)
+                c[i] += line[i];
+    }
+    const bool playsSomething = farEnd || std::isfinite(sc.lineNoiseDbfs);
 
     // Loudspeakers: optional soft clip.
     std::vector<std::vector<double>> speaker = r.ref;
@@ -269,6 +294,11 @@ RenderedScenario render(const Scenario& sc)
         r.softClipDrive = driveForDistortion(r.ref[0], sc.distortionDb);
         for (std::size_t l = 0; l < L; ++l)
             speaker[l] = softClip(r.ref[l], r.softClipDrive);
+        r.measuredSdrDb = signalToDistortionDb(r.ref[0], speaker[0]);
+    }
+    if (farEnd && sc.deviceChain) {
+        for (std::size_t l = 0; l < L; ++l)
+            speaker[l] = deviceChain(r.ref[l], fs, sc.seed * 31u + static_cast<std::uint32_t>(l));
         r.measuredSdrDb = signalToDistortionDb(r.ref[0], speaker[0]);
     }
     const auto delay = static_cast<std::size_t>(std::llround(sc.bulkDelayMs * 1e-3 * fs));
@@ -300,15 +330,18 @@ RenderedScenario render(const Scenario& sc)
                 h = truncateWithFade(h, keep, fade);
     }
     r.echo.assign(M, std::vector<double>(n, 0.0));
-    if (farEnd) {
+    if (playsSomething && sc.echoCoupled) {
         for (std::size_t m = 0; m < M; ++m)
             for (std::size_t l = 0; l < L; ++l) {
                 const auto y = switchedConvolution(speaker[l], r.rirBefore[l * M + m], r.rirAfter[l * M + m], changeSample);
                 for (std::size_t i = 0; i < n; ++i)
                     r.echo[m][i] += y[i];
             }
-        // One gain for every path, so the stored responses are exactly those applied.
-        const double g = std::sqrt(dbToPower(kEchoLevelDbfs) / activePower(r.echo[0], fs));
+        // One gain for every path, so the stored responses are exactly those applied. A far end of line
+        // noise alone couples as a talker would: the echo path's gain is that of the speech's level.
+        const double g = farEnd ? std::sqrt(dbToPower(kEchoLevelDbfs) / activePower(r.echo[0], fs))
+                                : std::pow(10.0, (kEchoLevelDbfs - kRefLevelDbfs) / 20.0)
+                                      * std::sqrt(meanPower(r.ref[0]) / std::max(meanPower(r.echo[0]), 1e-300));
         for (auto& e : r.echo)
             scale(e, g);
         for (auto& h : r.rirBefore)
@@ -317,17 +350,20 @@ RenderedScenario render(const Scenario& sc)
             scale(h, g);
     }
 
-    // Near-end talker: the whole file when alone, else the second half (after the change, if any).
+    // Near-end talker: the whole file when alone, the first half before a late far end, else the second
+    // half (after the change, if any).
     r.near.assign(M, std::vector<double>(n, 0.0));
-    if (sc.doubleTalk || sc.nearEndOnly) {
-        const std::size_t start = sc.nearEndOnly ? static_cast<std::size_t>(0.3 * fs)
-                                                 : n / 2 + static_cast<std::size_t>(0.4 * fs);
-        const auto dry = speechTracks({sc.nearVoice}, start, n, sc.sampleRate, rng)[0];
+    if (sc.doubleTalk || sc.nearEndOnly || sc.lateFarEnd) {
+        const std::size_t start = sc.nearEndOnly || sc.lateFarEnd ? static_cast<std::size_t>(0.3 * fs)
+                                                                  : n / 2 + static_cast<std::size_t>(0.4 * fs);
+        const std::size_t end = sc.lateFarEnd ? farStart - static_cast<std::size_t>(0.3 * fs) : n;
+        auto dry = speechTracks({sc.nearVoice}, start, end, sc.sampleRate, rng)[0];
+        dry.resize(n, 0.0);
         for (std::size_t m = 0; m < M; ++m) {
             const auto h = shoeboxImpulseResponse(room, before.talker, before.mics[m], rirOptions);
             r.near[m] = convolveCausal(dry, h);
         }
-        const double target = sc.nearEndOnly ? kEchoLevelDbfs : kEchoLevelDbfs + sc.nearToEchoDb;
+        const double target = sc.doubleTalk ? kEchoLevelDbfs + sc.nearToEchoDb : kEchoLevelDbfs;
         setActiveLevel(r.near, target, fs);
     }
 

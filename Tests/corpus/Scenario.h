@@ -4,8 +4,13 @@
 // installed espeak-ng version speaks.
 //
 // Signal model, per microphone m:
-//   loudspeaker_l = softClip(ref_l)                     (identity when distortionDb == 0)
-//   echo_m        = sum_l  delay(loudspeaker_l, D) * h_lm   (h_lm switches to h'_lm at changeTime)
+//   ref_l         = far-end speech or noise (band-limited to 300-3400 Hz when narrowband), plus line
+//                   noise at lineNoiseDbfs when set
+//   loudspeaker_l = softClip(ref_l)                     (identity when distortionDb == 0), or the
+//                   device chain (deviceChain: compressor, clipper, loudspeaker distortion, rattle and
+//                   a wandering delay: an echo only weakly coherent with the far end)
+//   echo_m        = sum_l  delay(loudspeaker_l, D) * h_lm   (h_lm switches to h'_lm at changeTime;
+//                   none at all when echoCoupled is false, as with a headset)
 //   near_m        = near-end talker's dry speech * g_m  (the talker's own room response to mic m)
 //   noise_m       = pink noise at the echo-to-noise ratio
 //   mic_m         = near_m + echo_m + noise_m
@@ -13,6 +18,7 @@
 // loudspeaker strongly), near-end speech at nearToEchoDb relative to the echo. "Active" power leaves
 // out 20 ms frames more than 40 dB below the loudest (speech pauses); see CorpusSignals.h.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,8 +41,22 @@ struct Scenario {
     double bulkDelayMs = 0.0;       // loudspeaker-path latency in front of the room response
     bool pathChange = false;        // echo path switches at seconds / 2 (mics and loudspeakers moved)
     bool doubleTalk = false;        // near-end talker in the second half, over the far end
-    bool nearEndOnly = false;       // no far end at all: ref is silent, the near end talks throughout
+    bool nearEndOnly = false;       // no far-end talker: ref carries at most line noise, the near end talks throughout
     double nearToEchoDb = 0.0;      // double talk: near-end speech vs echo, active powers
+    // Far-end line noise (a real line, a remote comfort-noise generator), dBFS RMS, added to every
+    // far-end channel for the whole file; NaN: none. Speech-shaped (the far-end voice's long-term
+    // spectrum) or white.
+    double lineNoiseDbfs = std::numeric_limits<double>::quiet_NaN();
+    bool lineNoiseSpeechShaped = false;
+    // false: nothing the loudspeaker plays reaches the microphone (a headset), though ref still carries it.
+    bool echoCoupled = true;
+    // The far end as a narrowband call: band-limited to 300-3400 Hz, nothing above 4 kHz.
+    bool narrowband = false;
+    // The loudspeaker as a small device drives it: compressor, clipper, loudspeaker distortion, rattle and
+    // a delay that wanders by a fraction of a millisecond (deviceChain in CorpusSignals.h).
+    bool deviceChain = false;
+    // The near end talks alone first (far end silent but for its line noise), the far end starts at mid-file.
+    bool lateFarEnd = false;
     double nearToNoiseDb = 30.0;    // near-end-only scenarios: near-end speech vs noise
     double distortionDb = 0.0;      // loudspeaker soft clip, signal-to-distortion ratio; 0 = linear
     int loudspeakers = 1;           // 2: stereo far end (a spaced pair recording of a far-end room)

@@ -176,6 +176,12 @@ std::string scenarioJson(const RenderedScenario& r, const std::string& indent)
       << in << "\"doubleTalk\": " << (s.doubleTalk ? "true" : "false") << ",\n"
       << in << "\"loudspeakerSoftClipDrive\": " << (r.softClipDrive > 0 ? num(r.softClipDrive) : "null") << ",\n"
       << in << "\"loudspeakerSdrDb\": " << num(r.measuredSdrDb, 2) << ",\n"
+      << in << "\"deviceChain\": " << (s.deviceChain ? "true" : "false") << ",\n"
+      << in << "\"narrowband\": " << (s.narrowband ? "true" : "false") << ",\n"
+      << in << "\"lineNoiseDbfs\": " << num(s.lineNoiseDbfs, 1) << ",\n"
+      << in << "\"lineNoiseSpeechShaped\": " << (s.lineNoiseSpeechShaped ? "true" : "false") << ",\n"
+      << in << "\"echoCoupled\": " << (s.echoCoupled ? "true" : "false") << ",\n"
+      << in << "\"lateFarEnd\": " << (s.lateFarEnd ? "true" : "false") << ",\n"
       << in << "\"loudspeakers\": " << s.loudspeakers << ",\n"
       << in << "\"mics\": " << s.mics << ",\n"
       << in << "\"farVoices\": "
@@ -183,7 +189,7 @@ std::string scenarioJson(const RenderedScenario& r, const std::string& indent)
               ? std::string("null")
               : "[" + jsonString(s.farVoice) + (s.loudspeakers == 2 ? ", " + jsonString(s.farVoice2) : "") + "]")
       << ",\n"
-      << in << "\"nearVoice\": " << (s.doubleTalk || s.nearEndOnly ? jsonString(s.nearVoice) : "null") << ",\n"
+      << in << "\"nearVoice\": " << (s.doubleTalk || s.nearEndOnly || s.lateFarEnd ? jsonString(s.nearVoice) : "null") << ",\n"
       << in << "\"seed\": " << s.seed << ",\n"
       << in << "\"room\": {\"size\": " << jsonPoint(r.roomSize) << ", \"wallReflection\": " << num(r.reflection, 5)
       << ", \"loudspeakers\": " << jsonPoints(r.loudspeakers) << ", \"mics\": " << jsonPoints(r.mics)
@@ -274,7 +280,7 @@ std::string tsvRow(const RenderedScenario& r)
        << (s.doubleTalk ? "yes" : "no") << '\t' << (std::isfinite(r.measuredSdrDb) ? num(r.measuredSdrDb, 1) : "linear")
        << '\t' << s.loudspeakers << '\t' << s.mics << '\t'
        << (s.excitation == Excitation::Speech && !s.nearEndOnly ? s.farVoice : "-") << '\t'
-       << (s.doubleTalk || s.nearEndOnly ? s.nearVoice : "-") << '\n';
+       << (s.doubleTalk || s.nearEndOnly || s.lateFarEnd ? s.nearVoice : "-") << '\n';
     return os.str();
 }
 

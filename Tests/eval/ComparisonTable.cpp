@@ -47,8 +47,8 @@ std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const
         byScenario[r.scenario].push_back(&r);
     }
     std::ostringstream md;
-    md << "| scenario | ERLE dB | t20 s | reconv s | dt_snr dB | alone loss dB | delay ms |\n"
-          "|---|---|---|---|---|---|---|\n";
+    md << "| scenario | ERLE dB | t20 s | reconv s | near SNR (fit) dB | loudest frame dB | alone loss dB | delay ms |\n"
+          "|---|---|---|---|---|---|---|---|\n";
     for (const std::string& name : order) {
         const ScenarioResult* q = nullptr;
         std::vector<const ScenarioResult*> peers;
@@ -63,7 +63,8 @@ std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const
         md << "| " << name << " | " << cell(*q, peers, &EchoFigures::steadyErleDb, true, 1) << " | "
            << cell(*q, peers, &EchoFigures::timeTo20dB, false, 2) << " | "
            << cell(*q, peers, &EchoFigures::reconvergeTo20dB, false, 2) << " | "
-           << cell(*q, peers, &EchoFigures::doubleTalkSnrDb, true, 1) << " | "
+           << cell(*q, peers, &EchoFigures::nearSnrFitDb, true, 1) << " | "
+           << cell(*q, peers, &EchoFigures::loudestFrameDb, false, 1) << " | "
            << cell(*q, peers, &EchoFigures::nearAloneLossDb, false, 1) << " | " << formatFigure(q->delayMs, 1) << " |\n";
     }
     return md.str();

@@ -1,6 +1,7 @@
 #pragma once
 // Issue 7's comparison in one Markdown table: a row per scenario, Quell's figure beside the best peer's
-// (the highest ERLE and near-end SNR, the shortest times, the smallest loss of a lone near end), the peer
+// (the highest ERLE and near-end SNR after the linear fit, the shortest times, the quietest loudest frame,
+// the smallest loss of a lone near end), the peer
 // named, and bold where Quell is at least as good. quell-eval --markdown writes it.
 #include <optional>
 #include <string>

@@ -25,6 +25,16 @@ struct EchoFigures {
     std::optional<double> minErleDb;          // worst single-talk frame after the warm-up (divergence check)
     std::optional<double> doubleTalkSnrDb;    // near end vs (output - near end), above 300 Hz, in double talk
     std::optional<double> nearAloneLossDb;    // input SNR minus output SNR (above 300 Hz) of a lone near end
+    // Near-end SNR after a linear fit, over the samples where the near end is active: the output and the
+    // clean near end plus noise both high-passed at 300 Hz, a least-squares FIR of 64 taps (lags -32 to
+    // +31) fitted from the latter to the former over those samples, then the fit's power over the power of
+    // (output - fit). A fixed filter or delay of the near end (a high-pass) is forgiven; cancellation,
+    // smearing, gating, added or removed noise and echo left behind are counted.
+    std::optional<double> nearSnrFitDb;
+    // The loudest output-over-microphone power ratio of any 100 ms frame after the first second, outside
+    // the 0.5 s after an echo-path change, and (when there is one) inside it; with the frame's start.
+    std::optional<double> loudestFrameDb, loudestFrameSeconds;
+    std::optional<double> loudestAfterChangeDb;
     std::vector<std::pair<double, double>> erleTrace;  // (frame start s, ERLE dB) of every single-talk frame
 };
 
@@ -33,6 +43,10 @@ struct MetricSettings {
     double warmupSeconds = 1.0;          // excluded from steady state (and again after a path change)
     int runLength = 3;                   // frames in a row for "reached"
     double snrHighPassHz = 300.0;
+    int fitTaps = 64;
+    double loudFrameSeconds = 0.1;
+    double loudSkipSeconds = 1.0;          // the first second is not checked (initial convergence)
+    double changeGraceSeconds = 0.5;       // after an echo-path change: counted apart
 };
 
 // A figure for a table: `precision` decimals, "-" when there is none.

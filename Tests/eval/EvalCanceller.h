@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "aec/ResidualEchoSuppressor.h"
+
 namespace quell::eval {
 
 class EvalCanceller {
@@ -21,6 +23,9 @@ public:
     // residual (for cancellers whose path from mic to output is otherwise linear).
     // Quell only: the far-end delay it applied at the end of the last run (NaN for peers).
     virtual double lastAlignedDelayMs() const { return std::nan(""); }
+    // Quell only: the adaptive filter's covariance re-initialisations by its numerical safeguard in the last
+    // run (loss of positive definiteness, non-finite values; path-change restarts are not counted); -1 for peers.
+    virtual long lastReinitialisations() const { return -1; }
     virtual void frontEnd(std::vector<float>& signal, int sampleRate) const { (void)signal; (void)sampleRate; }
 };
 
@@ -29,7 +34,7 @@ struct QuellOptions {
     double lambda = 0.0;   // 0: the canceller's automatic forgetting factor (aec::effectiveLambda)
     bool twoPath = true;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
-    double suppressionDb = 12.0;   // residual echo suppressor's maximum attenuation (0: suppressor off)
+    double suppressionDb = aec::kDefaultSuppressionDb;   // residual echo suppressor's maximum attenuation (0: off)
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
     bool restartOnPathChange = true;
     bool driftCompensation = true;

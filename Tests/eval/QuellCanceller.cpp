@@ -53,12 +53,14 @@ public:
                         std::span(out).subspan(pos, n));
         }
         lastDelayMs_ = 1000.0 * aec.alignedDelaySamples() / sampleRate;
+        lastReinits_ = static_cast<long>(aec.health().reinitialisations);
         out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(latency));
         return out;
     }
 
     // The far-end delay Quell applied at the end of the last run.
     double lastAlignedDelayMs() const override { return lastDelayMs_; }
+    long lastReinitialisations() const override { return lastReinits_; }
 
     void frontEnd(std::vector<float>& signal, int sampleRate) const override
     {
@@ -86,6 +88,7 @@ private:
     }
     QuellOptions options_;
     double lastDelayMs_ = 0.0;
+    long lastReinits_ = 0;
     std::string description_ = "Quell EchoCanceller (CPU)";
 };
 

@@ -5,7 +5,7 @@
 //              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
 //              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
 //
-// --suppression: the residual echo suppressor's maximum attenuation in dB (default 12; 0 turns the
+// --suppression: the residual echo suppressor's maximum attenuation in dB (default 40; 0 turns the
 // suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
@@ -177,8 +177,9 @@ int main(int argc, char** argv)
     std::ostringstream js;
     js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
     bool firstJson = true;
-    std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", "scenario", "canceller", "erle_db",
-                "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "x_rt", "delay_ms");
+    std::printf("%-40s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %8s %7s %7s %6s %6s %8s\n", "scenario", "canceller", "erle_db",
+                "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "nsnr_fit", "loud_db", "loud_ch",
+                "reinit", "x_rt", "delay_ms");
     try {
         for (const auto& dir : listScenarios(corpus)) {
             const std::string name = dir.filename().string();
@@ -203,12 +204,17 @@ int main(int argc, char** argv)
                 const EchoFigures f = measure(s, out, near, echo, noise);
                 const std::optional<double> delay = delayMs(*c);
                 results.push_back({s.name, c->name(), f, delay});
-                std::printf("%-34s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %6s %8s\n", s.name.c_str(), c->name().c_str(),
-                            formatFigure(f.steadyErleDb).c_str(), formatFigure(f.steadyMicOverOutDb).c_str(),
-                            formatFigure(f.timeTo10dB, 2).c_str(), formatFigure(f.timeTo20dB, 2).c_str(),
-                            formatFigure(f.reconvergeTo20dB, 2).c_str(), formatFigure(f.minErleDb).c_str(),
-                            formatFigure(f.doubleTalkSnrDb).c_str(), formatFigure(f.nearAloneLossDb).c_str(),
-                            formatFigure(took / seconds, 2).c_str(), formatFigure(delay, 1).c_str());
+                const long reinits = c->lastReinitialisations();
+                const std::optional<double> reinit = reinits >= 0 ? std::optional<double>(reinits) : std::nullopt;
+                std::printf("%-40s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %8s %7s %7s %6s %6s %8s\n", s.name.c_str(),
+                            c->name().c_str(), formatFigure(f.steadyErleDb).c_str(),
+                            formatFigure(f.steadyMicOverOutDb).c_str(), formatFigure(f.timeTo10dB, 2).c_str(),
+                            formatFigure(f.timeTo20dB, 2).c_str(), formatFigure(f.reconvergeTo20dB, 2).c_str(),
+                            formatFigure(f.minErleDb).c_str(), formatFigure(f.doubleTalkSnrDb).c_str(),
+                            formatFigure(f.nearAloneLossDb).c_str(), formatFigure(f.nearSnrFitDb).c_str(),
+                            formatFigure(f.loudestFrameDb).c_str(), formatFigure(f.loudestAfterChangeDb).c_str(),
+                            formatFigure(reinit, 0).c_str(), formatFigure(took / seconds, 2).c_str(),
+                            formatFigure(delay, 1).c_str());
                 std::fflush(stdout);
                 if (trace.is_open())
                     for (const auto& [t, erle] : f.erleTrace)
@@ -219,7 +225,11 @@ int main(int argc, char** argv)
                    << ", \"timeTo10dB\": " << json(f.timeTo10dB) << ", \"timeTo20dB\": " << json(f.timeTo20dB)
                    << ", \"reconvergeTo20dB\": " << json(f.reconvergeTo20dB) << ", \"minErleDb\": "
                    << json(f.minErleDb) << ", \"doubleTalkSnrDb\": " << json(f.doubleTalkSnrDb)
-                   << ", \"nearAloneLossDb\": " << json(f.nearAloneLossDb) << ", \"realTimeFactor\": "
+                   << ", \"nearAloneLossDb\": " << json(f.nearAloneLossDb) << ", \"nearSnrFitDb\": "
+                   << json(f.nearSnrFitDb) << ", \"loudestFrameDb\": " << json(f.loudestFrameDb)
+                   << ", \"loudestFrameSeconds\": " << json(f.loudestFrameSeconds) << ", \"loudestAfterChangeDb\": "
+                   << json(f.loudestAfterChangeDb) << ", \"reinitialisations\": " << json(reinit)
+                   << ", \"realTimeFactor\": "
                    << took / seconds << "}";
                 firstJson = false;
                 if (check && c->name() == "quell")
@@ -240,7 +250,9 @@ int main(int argc, char** argv)
                  "a path change);\n  mic/out = mic / out power there; t10_s, t20_s = from echo start to 3 frames (50 ms) "
                  "in a row at 10 / 20 dB;\n  reconv = path change to 3 frames in a row at 20 dB; min_erle = worst steady "
                  "frame; dt_snr = near end SNR of the output in double talk above 300 Hz;\n  alone_l = SNR lost by a lone "
-                 "near end above 300 Hz; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell applied at the end (its estimate less a 4 ms margin)\n";
+                 "near end above 300 Hz;\n  nsnr_fit = near-end SNR after a 64-tap linear fit (above 300 Hz, where the near end "
+                 "talks); loud_db = loudest 100 ms output frame over the mic's after 1 s\n  (loud_ch: within 0.5 s after a path "
+                 "change); reinit = Quell's covariance re-initialisations; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell applied at the end (its estimate less a 4 ms margin)\n";
     for (const auto& c : cancellers)
         std::cout << "  " << c->name() << ": " << c->description() << "\n";
     if (!markdownPath.empty() && !(std::ofstream(markdownPath) << comparisonMarkdown(results))) {
