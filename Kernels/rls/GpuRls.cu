@@ -3,7 +3,9 @@
 #include "rls/GpuRls.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +51,12 @@ struct GpuRls::Impl {
     const char* variant = "none";
     int side = 0;               // which far-end window holds the current history
     double lastMs = 0.0;
+    bool adapting = true;
+    // Bounded trace (dsp::Rls::forgetting): forgetting stays on while trace(P) <= traceBound (checked
+    // after every launch, the largest over the channels).
+    bool forgetting = true;
+    double traceBound = 0.0;
+    int sinceCheck = 0;   // samples since the last trace check
 
     Stream stream;
     Event start, stop;
@@ -56,10 +64,14 @@ struct GpuRls::Impl {
     DeviceBuffer<unsigned long long> v, partials;
     DeviceBuffer<unsigned int> barrier;
     DeviceBuffer<rls::ChannelState> state;
+    DeviceBuffer<double> trace;
     PinnedBuffer<float> hostMic, hostRef, hostOut;
+    PinnedBuffer<double> hostTrace;
 
     void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t offset,
                   std::size_t n);
+    // The whole call, in launches of at most maxBlock that end at the trace checks.
+    void runAll(const float* micIn, const float* refIn, float* outOut, std::size_t samples);
 };
 
 GpuRls::GpuRls() : impl_(std::make_unique<Impl>()) {}
@@ -203,8 +215,13 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.hostMic.allocate(B * maxBlock);
     m.hostRef.allocate(B * inputs * maxBlock);
     m.hostOut.allocate(B * maxBlock);
+    m.trace.allocate(B);
+    m.hostTrace.allocate(B);
+    m.traceBound = dsp::traceBound(settings);
     reset();
 }
+
+void GpuRls::setAdaptation(bool on) { impl_->adapting = on; }
 
 void GpuRls::reset()
 {
@@ -223,6 +240,8 @@ void GpuRls::reset()
     m.stream.synchronize();
     m.side = 0;
     m.lastMs = 0.0;
+    m.forgetting = true;
+    m.sinceCheck = 0;
 }
 
 void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch,
@@ -263,10 +282,12 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
     p.windowStride = static_cast<int>(I * inputStride);
     p.ioStride = static_cast<int>(maxBlock);
     p.vLength = vLength;
-    p.lambda = static_cast<float>(settings.lambda);
-    p.invLambda = static_cast<float>(1.0 / settings.lambda);
+    // Forgetting off (trace bound reached): lambda = 1 for this launch, as the CPU twin's call.
+    p.lambda = forgetting ? static_cast<float>(settings.lambda) : 1.0f;
+    p.invLambda = forgetting ? static_cast<float>(1.0 / settings.lambda) : 1.0f;
     p.diag = static_cast<float>(1.0 / settings.delta);
-    p.silenceEnergy = settings.silenceFloor * static_cast<double>(taps);
+    // Paused adaptation is silence that no far end can exceed.
+    p.silenceEnergy = adapting ? settings.silenceFloor * static_cast<double>(taps) : std::numeric_limits<double>::max();
     p.pStride = pStride;
     p.P = P.get();
     p.w = w.get();
@@ -297,10 +318,20 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
         QUELL_CUDA_CHECK_LAUNCH();
     }
     stop.record(s);
+    rls::launchTrace(P.get(), channels, pStride, paddedColumns, taps, trace.get(), s);
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostOut.get(), rowBytes, out.get(), rowBytes, n * sizeof(float), B,
                                        cudaMemcpyDeviceToHost, s));
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(hostTrace.get(), trace.get(), B * sizeof(double), cudaMemcpyDeviceToHost, s));
     stream.synchronize();
     lastMs += stop.since(start);
+    sinceCheck += static_cast<int>(n);
+    if (sinceCheck == settings.traceCheckSamples) {
+        double largest = 0.0;
+        for (std::size_t c = 0; c < B; ++c)
+            largest = std::max(largest, hostTrace.get()[c]);
+        forgetting = !(largest > traceBound);
+        sinceCheck = 0;
+    }
     for (std::size_t c = 0; c < B; ++c)
         std::memcpy(outOut + c * pitch + offset, hostOut.get() + c * maxBlock, n * sizeof(float));
     side ^= 1;
@@ -323,9 +354,18 @@ void GpuRls::process(const float* mic, const float* ref, float* out, std::size_t
     if (m.channels != 1)
         throw std::logic_error("GpuRls::process: prepared for " + std::to_string(m.channels)
                                + " channels; use processBatch");
-    m.lastMs = 0.0;
-    for (std::size_t offset = 0; offset < samples; offset += m.maxBlock)
-        m.runChunk(mic, ref, out, samples, offset, std::min(m.maxBlock, samples - offset));
+    m.runAll(mic, ref, out, samples);
+}
+
+void GpuRls::Impl::runAll(const float* micIn, const float* refIn, float* outOut, std::size_t samples)
+{
+    lastMs = 0.0;
+    // Launches end at the trace checks (every settings.traceCheckSamples samples since reset), so the
+    // forgetting decisions fall on the same samples as the CPU twin's, however the stream is split.
+    for (std::size_t offset = 0, n = 0; offset < samples; offset += n) {
+        n = std::min({maxBlock, samples - offset, static_cast<std::size_t>(settings.traceCheckSamples - sinceCheck)});
+        runChunk(micIn, refIn, outOut, samples, offset, n);
+    }
 }
 
 void GpuRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples)
@@ -333,9 +373,7 @@ void GpuRls::processBatch(const float* mic, const float* ref, float* out, std::s
     Impl& m = *impl_;
     if (m.channels == 0)
         throw std::logic_error("GpuRls::processBatch: not prepared");
-    m.lastMs = 0.0;
-    for (std::size_t offset = 0; offset < samples; offset += m.maxBlock)
-        m.runChunk(mic, ref, out, samples, offset, std::min(m.maxBlock, samples - offset));
+    m.runAll(mic, ref, out, samples);
 }
 
 std::vector<float> GpuRls::weights(int channel) const

@@ -63,6 +63,9 @@ public:
     // calls, from the thread that calls them.
     void restartCovariance(int channel = 0);
     dsp::RlsHealth health(int channel = 0) const;
+    // Off: the kernel updates no w and no P from the next process() call on (every sample is paused, as
+    // on far-end silence), for all channels; as dsp::Rls::setAdaptation.
+    void setAdaptation(bool on);
     int channels() const;
     int taps() const;
     // Which variant of the kernel runs (for reports): "persistent-smem", "persistent-global",

@@ -17,6 +17,10 @@ using PersistentKernel = void (*)(KernelParams);
 // inputs: far-end channels stacked in u (1 or 2).
 PersistentKernel persistentKernelFor(int columnChunks, int registerGroups, bool cluster = false, int inputs = 1);
 
+// trace[c] = the sum of P's diagonal of channel c, for every channel (device memory).
+void launchTrace(const float* P, int channels, std::size_t pStride, int columns, int taps, double* trace,
+                 cudaStream_t stream);
+
 // P of every channel = I * diag on its first `taps` rows and columns, zero elsewhere (padding included).
 void launchIdentity(float* P, int channels, std::size_t pStride, int rows, int columns, int taps, float diag,
                     cudaStream_t stream);

@@ -61,7 +61,33 @@ __global__ void identityKernel(float* P, std::size_t pStride, int rows, int colu
     }
 }
 
+// trace[c] = sum of P's diagonal for channel c (one block per channel, a fixed order of additions).
+__global__ void traceKernel(const float* P, std::size_t pStride, int columns, int taps, double* trace)
+{
+    __shared__ double partial[256];
+    const float* Pc = P + blockIdx.x * pStride;
+    double sum = 0.0;
+    for (int i = threadIdx.x; i < taps; i += blockDim.x)
+        sum += Pc[static_cast<std::size_t>(i) * columns + i];
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (static_cast<int>(threadIdx.x) < half)
+            partial[threadIdx.x] += partial[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        trace[blockIdx.x] = partial[0];
+}
+
 } // namespace
+
+void launchTrace(const float* P, int channels, std::size_t pStride, int columns, int taps, double* trace,
+                 cudaStream_t stream)
+{
+    traceKernel<<<channels, 256, 0, stream>>>(P, pStride, columns, taps, trace);
+    QUELL_CUDA_CHECK_LAUNCH();
+}
 
 void launchIdentity(float* P, int channels, std::size_t pStride, int rows, int columns, int taps, float diag,
                     cudaStream_t stream)

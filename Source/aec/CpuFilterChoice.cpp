@@ -26,6 +26,7 @@ public:
         nlms_.process(mic, ref, out);
     }
     void reset() override { nlms_.reset(); }
+    void setAdaptation(bool on) override { nlms_.setAdaptation(on); }
     std::vector<float> weights() const override
     {
         const auto w = nlms_.weights();

@@ -22,6 +22,7 @@ public:
     }
     void reset() override { rls_.reset(); }
     void restartCovariance() override { rls_.restartCovariance(); }
+    void setAdaptation(bool on) override { rls_.setAdaptation(on); }
     std::vector<float> weights() const override
     {
         const auto w = rls_.weights();

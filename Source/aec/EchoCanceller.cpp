@@ -33,6 +33,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     rls.channels = settings.farEndChannels;
     rls.lambda = effectiveLambda(settings);
     rls.delta = settings.delta;
+    rls.traceCheckSamples = std::max(1, settings.sampleRate / 100);   // the foreground's segment: calls end there
     dsp::validate(rls);
 
     settings_ = settings;
@@ -80,6 +81,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
     if (settings.suppressor.enabled)
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
+    gate_.prepare({});
     guard_.prepare({}, settings.sampleRate);
     drift_.prepare(settings.drift, settings.sampleRate);
     driftWeights_.assign(filter_->weights().size(), 0.0f);
@@ -96,8 +98,10 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
 
 void EchoCanceller::reset()
 {
-    if (filter_)
+    if (filter_) {
         filter_->reset();
+        filter_->setAdaptation(true);
+    }
     micHighPass_.reset();
     for (auto& f : refHighPass_)
         f.reset();
@@ -107,6 +111,7 @@ void EchoCanceller::reset()
     if (settings_.suppressor.enabled)
         suppressor_.reset();
     pathChange_.reset();
+    gate_.reset();
     guard_.reset();
     drift_.reset();
     clearRunningState();
@@ -272,6 +277,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                     filter_->restartCovariance();
                     foreground_.backgroundRestarted();
                 }
+                filter_->setAdaptation(gate_.segment(segMic_, segRef_, segOut_, segEstimate_));
                 segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
             }
         }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "aec/AdaptationGate.h"
 #include "aec/Backend.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FarEndDelayEstimator.h"
@@ -131,6 +132,9 @@ public:
     double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
     // Covariance restarts after a suspected echo-path change.
     long pathChangeRestarts() const { return pathChange_.restarts(); }
+    // Segments the adaptive filter did not learn from because the far end could not explain the
+    // microphone (AdaptationGate).
+    long pausedAdaptationSegments() const { return gate_.pausedSegments(); }
     // Samples where the linear output was louder than the microphone and the microphone was played
     // (OutputGuard), and suppressor frames replaced by the microphone's for the same reason.
     long outputFallbackSamples() const { return guard_.fallbackSamples(); }
@@ -159,6 +163,7 @@ private:
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
     PathChangeDetector pathChange_;
+    AdaptationGate gate_;
     OutputGuard guard_;
     ClockDriftTracker drift_;
     FractionalDelayReader fractional_;

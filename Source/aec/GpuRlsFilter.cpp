@@ -26,6 +26,7 @@ public:
     }
     void reset() override { rls_.reset(); }
     void restartCovariance() override { rls_.restartCovariance(0); }
+    void setAdaptation(bool on) override { rls_.setAdaptation(on); }
     std::vector<float> weights() const override { return rls_.weights(0); }
     void copyWeights(std::span<float> out) const override
     {

@@ -32,6 +32,9 @@ public:
     }
     // P = I / delta with the weights kept (RLS); filters without a covariance ignore it.
     virtual void restartCovariance() {}
+    // Off: the weights (and any covariance) stay as they are from the next sample on; the output is still
+    // the microphone minus the filter's estimate.
+    virtual void setAdaptation(bool on) = 0;
     virtual dsp::RlsHealth health() const = 0;
     virtual std::string description() const = 0;
     virtual bool onGpu() const = 0;

@@ -30,6 +30,14 @@ struct PathChangeSettings {
     double activeMeanSquare = 1e-7;   // far end below -70 dBFS: silence, no decision
     double aboveNoiseDb = 15.0;
     double noiseRiseDbPerSegment = 0.02;   // the noise floor (minimum) follows a rising noise at 2 dB/s
+    // Only segments whose far end is at least this fraction of its recent peak (decaying by 60 dB in
+    // peakDecaySeconds) are judged: the far end is playing now, not ringing out in the room.
+    double activeOfPeak = 0.25;
+    double peakDecaySeconds = 0.3;
+    // After a restart the next one waits at least minHoldoffSeconds; restarts in quick succession double
+    // the wait, up to maxHoldoffSeconds.
+    double minHoldoffSeconds = 1.0;
+    double maxHoldoffSeconds = 16.0;
 };
 
 class PathChangeDetector {
@@ -47,6 +55,8 @@ private:
     int good_ = 0, bad_ = 0;
     bool converged_ = false;
     double noise_ = -1.0;   // mean square of the quietest output segments; < 0: none yet
+    double refPeak_ = 0.0, peakDecay_ = 0.95;
+    long holdoff_ = 100, minHoldoff_ = 100, maxHoldoff_ = 1600, sinceRestart_ = 1600;   // in segments
     long restarts_ = 0;
 };
 

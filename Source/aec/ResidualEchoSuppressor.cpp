@@ -159,7 +159,12 @@ void ResidualEchoSuppressor::processFrame()
         sumE += std::norm(spectrumE_[k]);
         sumD += std::norm(spectrumD_[k]);
     }
-    const double frameReduction = sumE > 0.0 && sumD > 0.0 ? 10.0 * std::log10(sumD / sumE) : 0.0;
+    // The linear filter's reduction of what stands above the noise floor (of the last frame): with the
+    // noise counted, a filter's reach would look no better than the echo-to-noise ratio.
+    double sumFloor = 0.0;
+    for (const float f : noise_.floor())
+        sumFloor += f;
+    const double frameReduction = 10.0 * std::log10(std::max(sumD - sumFloor, 1e-30) / std::max(sumE - sumFloor, 1e-30 + 1e-3 * sumD));
     if (sumE > fallbackRatio_ * sumD) {
         std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());
         sumE = sumD;

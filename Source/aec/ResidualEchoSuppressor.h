@@ -61,10 +61,11 @@ struct SuppressorSettings {
     // The far-end models' residual is taken this much larger than their quantile: a device's echo
     // wanders around any prediction from the far end's power.
     double farEndMarginDb = 3.0;
-    // ... and this much more where the linear filter cannot model the echo: its upper decile of reduction
-    // while the far end plays below weakFilterDb (in full above strongFilterDb: none).
-    double weakFilterMarginDb = 9.0;
-    double weakFilterDb = 10.0, strongFilterDb = 20.0;
+    // ... and up to this much more where the linear filter cannot model the echo: all of it where its upper
+    // decile of reduction (above the noise) while the far end plays is below weakFilterDb, none above
+    // strongFilterDb, in proportion between (a device's distortion: 3 dB; a tanh loudspeaker: 20 dB).
+    double weakFilterMarginDb = 15.0;
+    double weakFilterDb = 10.0, strongFilterDb = 25.0;
     ResidualGainSettings gains{};
 };
 

@@ -52,10 +52,12 @@ void Nlms<T>::process(std::span<const T> mic, std::span<const T> ref, std::span<
             sinceResum_ = 0;
         }
         const T e = d - detail::dot(w_.data(), u_.data(), stride_);
+        out[s] = e;
+        if (!adapting_)
+            continue;
         const T g = T(settings_.stepSize / (std::max(uEnergy_, 0.0) + settings_.epsilon)) * e;
         for (std::size_t i = 0; i < n; ++i)
             w_[i] += g * u_[i];
-        out[s] = e;
     }
 }
 

@@ -22,6 +22,8 @@ public:
     void reset();
     void process(std::span<const T> mic, std::span<const T> ref, std::span<T> out);
     std::span<const T> weights() const { return {w_.data(), static_cast<std::size_t>(settings_.taps)}; }
+    // Off: the weights stay as they are (as dsp::Rls::setAdaptation).
+    void setAdaptation(bool on) { adapting_ = on; }
 
 private:
     NlmsSettings settings_{};
@@ -29,6 +31,7 @@ private:
     AlignedBuffer<T> w_, u_;
     double uEnergy_ = 0.0;
     int sinceResum_ = 0;
+    bool adapting_ = true;
 };
 
 extern template class Nlms<float>;

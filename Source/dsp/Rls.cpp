@@ -144,12 +144,14 @@ void Rls<T>::rowPass(std::size_t begin, std::size_t end, bool pending)
     T* p = p_.data() + begin * stride_;
     if (pending) {
         for (std::size_t i = begin; i < end; ++i, p += stride_)
-            vNext_[i] = detail::rowUpdateDot(p, v_, v_[i], pendingR_, invLambda_, u_.data(), stride_);
+            vNext_[i] = detail::rowUpdateDot(p, v_, v_[i], pendingR_, invLambdaNow_, u_.data(), stride_);
     } else {
         for (std::size_t i = begin; i < end; ++i, p += stride_)
             vNext_[i] = detail::dot(p, u_.data(), stride_);
     }
 }
+
+double traceBound(const RlsSettings& s) { return static_cast<double>(s.taps) / s.delta; }
 
 void validate(const RlsSettings& s)
 {
@@ -161,6 +163,8 @@ void validate(const RlsSettings& s)
         throw std::invalid_argument("delta must be positive (got " + std::to_string(s.delta) + ")");
     if (!(s.silenceFloor >= 0.0))
         throw std::invalid_argument("silenceFloor must be non-negative");
+    if (s.traceCheckSamples < 1)
+        throw std::invalid_argument("traceCheckSamples must be positive");
     if (s.channels < 1 || s.channels > 8 || s.taps % s.channels != 0)
         throw std::invalid_argument("RLS channels must be 1 to 8 and divide the taps (got " + std::to_string(s.channels)
                                     + " channels, " + std::to_string(s.taps) + " taps)");
@@ -175,6 +179,7 @@ void Rls<T>::prepare(const RlsSettings& settings)
     stride_ = (static_cast<std::size_t>(taps_) + 15) / 16 * 16;
     lambda_ = T(settings.lambda);
     invLambda_ = T(1.0 / settings.lambda);
+    traceBound_ = traceBound(settings);
     p_.resize(stride_ * stride_);
     w_.resize(stride_);
     u_.resize(stride_);
@@ -207,11 +212,19 @@ void Rls<T>::reset()
     uEnergy_ = 0.0;
     sinceResum_ = 0;
     health_ = {};
+    lambdaNow_ = lambda_;
+    invLambdaNow_ = invLambda_;
+    sinceCheck_ = 0;
 }
 
 template <typename T>
 T Rls<T>::processSample(T d, const T* x)
 {
+    // The trace check falls between samples k * interval and k * interval + 1 since reset.
+    if (++sinceCheck_ > settings_.traceCheckSamples) {
+        updateForgetting();
+        sinceCheck_ = 1;
+    }
     const std::size_t n = static_cast<std::size_t>(taps_);
     const std::size_t channels = static_cast<std::size_t>(settings_.channels), length = n / channels;
     bool sanitised = !std::isfinite(d);
@@ -262,12 +275,12 @@ T Rls<T>::processSample(T d, const T* x)
     std::swap(v_, vNext_);
 
     const T e = d - detail::dot(w_.data(), u_.data(), stride_);
-    if (uEnergy_ <= settings_.silenceFloor * static_cast<double>(n)) {
+    if (!adapting_ || uEnergy_ <= settings_.silenceFloor * static_cast<double>(n)) {
         ++health_.pausedSamples;
         return e;
     }
-    const T alpha = lambda_ + detail::dot(u_.data(), v_, stride_);
-    if (!(alpha >= T(0.5) * lambda_) || !std::isfinite(alpha) || !std::isfinite(e)) {
+    const T alpha = lambdaNow_ + detail::dot(u_.data(), v_, stride_);
+    if (!(alpha >= T(0.5) * lambdaNow_) || !std::isfinite(alpha) || !std::isfinite(e)) {
         ++health_.reinitialisations;
         reinitialiseP();
         if (!std::isfinite(e))
@@ -293,6 +306,17 @@ void Rls<T>::process(std::span<const T> mic, std::span<const T> ref, std::span<T
                                     + " far-end channels: use processInterleaved");
     for (std::size_t i = 0; i < mic.size(); ++i)
         out[i] = processSample(mic[i], &ref[i]);
+}
+
+template <typename T>
+void Rls<T>::updateForgetting()
+{
+    double trace = 0.0;
+    for (int i = 0; i < taps_; ++i)
+        trace += static_cast<double>(p_[static_cast<std::size_t>(i) * stride_ + i]);
+    const bool forgetting = !(trace > traceBound_);
+    lambdaNow_ = forgetting ? lambda_ : T(1);
+    invLambdaNow_ = forgetting ? invLambda_ : T(1);
 }
 
 template <typename T>

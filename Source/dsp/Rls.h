@@ -11,6 +11,16 @@
 // this class is its CPU twin: float64 is the reference, float32 the fallback and benchmark peer.
 //
 // Numerical safeguards (shared with the GPU kernel, see Kernels/rls/README.md for the experiments):
+//  - Bounded trace: exponential forgetting divides all of P by lambda every sample, so the directions a
+//    band-limited far end never excites (a narrowband call upsampled to 16 kHz: nothing above 3.4 kHz)
+//    grow as lambda^-n until P is no longer positive definite and is re-initialised (every 5 s at 256
+//    taps, measured). Every traceCheckSamples samples the trace of P is compared with its initial value
+//    (taps / delta, traceBound()): above it, the next call runs without forgetting (lambda = 1), so P
+//    never holds more uncertainty in total than it started with. Speech and noise far ends never reach
+//    the bound (their P is orders of magnitude below P(0)); the GPU kernel makes the same decision after
+//    each launch. (Directional forgetting, which forgets only along the excited direction, was tried:
+//    with the same lambda it remembers about taps times longer for a broadband far end and no longer
+//    follows an echo-path change.)
 //  - P is updated as p_ij <- (p_ij - (v_i v_j) / alpha) / lambda with the product v_i v_j formed first,
 //    so p_ij and p_ji receive bit-identical updates and P stays exactly symmetric in float32.
 //  - Adaptation pauses while the far-end power (mean of u^2) is below `silenceFloor`: with u = 0 the
@@ -49,6 +59,10 @@ public:
     // Forgets the covariance (P = I / delta) and keeps the weights: re-convergence within a few filter
     // lengths after the echo path changed (see aec/PathChangeDetector.h).
     void restartCovariance() { reinitialiseP(); }
+    // Off: no sample updates w or P (each counts as paused), as on far-end silence; the echo canceller
+    // turns adaptation off while the far end cannot explain what the microphone hears.
+    void setAdaptation(bool on) { adapting_ = on; }
+    bool adapting() const { return adapting_; }
 
     // mic = d, ref = x (far end), out = e; all the same length. out may alias mic. One far-end channel.
     void process(std::span<const T> mic, std::span<const T> ref, std::span<T> out);
@@ -68,6 +82,7 @@ public:
 private:
     T processSample(T d, const T* x);   // x: one sample per far-end channel
     void reinitialiseP();
+    void updateForgetting();
     void rowPass(std::size_t begin, std::size_t end, bool pending);
     void configureWorkers();
 
@@ -75,10 +90,16 @@ private:
     int taps_ = 0;
     std::size_t stride_ = 0;   // row length padded to a multiple of 16 elements
     T lambda_{}, invLambda_{};
+    // Bounded trace: every settings_.traceCheckSamples samples, forgetting stays on (lambdaNow_ = lambda)
+    // while trace(P) <= traceBound_, and is off (1) until it falls back.
+    T lambdaNow_{}, invLambdaNow_{};
+    double traceBound_ = 0.0;
+    int sinceCheck_ = 0;
     AlignedBuffer<T> p_, w_, u_, vA_, vB_;
     T* v_ = nullptr;           // v(n) of the last sample
     T* vNext_ = nullptr;
     bool pending_ = false;     // a deferred rank-one update of P is due
+    bool adapting_ = true;
     T pendingR_{};             // 1 / alpha of the deferred update
     double uEnergy_ = 0.0;     // sum of u^2, exact (re-summed periodically)
     int sinceResum_ = 0;

@@ -14,6 +14,9 @@ struct RlsSettings {
     // Far-end channels in the regressor (a stereo far end: 2). u(n) holds `taps / channels` samples of
     // each channel, channel after channel; taps must be a multiple of channels. The GPU RLS takes 1 or 2.
     int channels = 1;
+    // The bounded trace (dsp::Rls) is checked every this many samples since reset: the same samples on
+    // the CPU and the GPU, whatever the calls' lengths (the echo canceller uses its 10 ms segment).
+    int traceCheckSamples = 4096;
 };
 
 struct RlsHealth {
@@ -24,5 +27,8 @@ struct RlsHealth {
 
 // Validates settings; throws std::invalid_argument with a message naming the bad value.
 void validate(const RlsSettings& settings);
+
+// The trace of P(0) = I / delta: the RLS (CPU and GPU) stops forgetting while trace(P) is above it.
+double traceBound(const RlsSettings& settings);
 
 } // namespace quell::dsp

@@ -17,6 +17,7 @@ public:
     explicit FixedWeights(std::vector<float> w) : w_(std::move(w)) {}
     void process(std::span<const float>, std::span<const float>, std::span<float>) override {}
     void reset() override {}
+    void setAdaptation(bool) override {}
     std::vector<float> weights() const override { return w_; }
     dsp::RlsHealth health() const override { return {}; }
     std::string description() const override { return "fixed"; }

@@ -99,6 +99,44 @@ TEST_CASE("float64 RLS follows the textbook recursion", "[dsp][rls]")
     }
 }
 
+TEST_CASE("RLS does not wind up on a band-limited far end (bounded trace)", "[dsp][rls]")
+{
+    // A narrowband call upsampled to 16 kHz: nothing above 3.4 kHz, for 30 s. Forgetting divides P by
+    // lambda every sample in the directions the far end never excites; unbounded, P grows until it is no
+    // longer positive definite and is re-initialised (every 5 s at 256 taps, measured before the bound).
+    const std::size_t taps = 256, samples = 30 * 16000;
+    std::vector<double> x(samples, 0.0);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> phase(0.0, 6.283185307179586);
+    for (int k = 0; k < 100; ++k) {
+        const double f = 300.0 + 3100.0 * k / 99.0, p = phase(rng);
+        for (std::size_t i = 0; i < samples; ++i)
+            x[i] += 0.007 * std::sin(6.283185307179586 * f * static_cast<double>(i) / 16000.0 + p);
+    }
+    EchoCase c;
+    c.x = x;
+    c.h = test::randomSystem(taps, 4, 40.0);
+    c.d = test::convolve(c.x, c.h);
+    const auto v = test::whiteNoise(samples, 5, 1e-4);
+    for (std::size_t i = 0; i < samples; ++i) c.d[i] += v[i];
+    dsp::RlsSettings s;
+    s.taps = static_cast<int>(taps);
+    s.lambda = 0.9999;
+    dsp::Rls<float> rls;
+    rls.prepare(s);
+    rls.setWorkerThreads(1);
+    const auto e = runRls(rls, c, {160});
+    // The echo is cancelled all the same (what the far end excites is learnt), with no re-initialisation.
+    double pe = 0.0, pd = 0.0;
+    for (std::size_t i = samples - 16000; i < samples; ++i) {
+        pe += double(e[i]) * e[i];
+        pd += c.d[i] * c.d[i];
+    }
+    INFO(rls.health().reinitialisations << " re-initialisations, last second " << 10.0 * std::log10(pd / pe) << " dB");
+    CHECK(rls.health().reinitialisations == 0);
+    CHECK(10.0 * std::log10(pd / pe) > 35.0);
+}
+
 TEST_CASE("Multichannel RLS (stacked regressor) follows the textbook recursion and splits freely", "[dsp][rls]")
 {
     for (const int perChannel : {1, 23, 32}) {
@@ -232,6 +270,30 @@ TEST_CASE("RLS pauses on far-end silence and recovers after it", "[dsp][rls]")
     for (float v : e) REQUIRE(std::isfinite(v));
     CHECK(rls.health().pausedSamples >= 19000);
     CHECK(test::misalignmentDb<float>(rls.weights(), c.h) < -40.0);
+}
+
+TEST_CASE("RLS adaptation can be turned off and on: weights kept, samples counted as paused", "[dsp][rls]")
+{
+    const auto c = makeEcho(6000, 48, 13, 1e-4, false);
+    dsp::RlsSettings s;
+    s.taps = 48;
+    dsp::Rls<float> rls;
+    rls.prepare(s);
+    const auto x = test::cast<float>(c.x), d = test::cast<float>(c.d);
+    std::vector<float> e(x.size());
+    rls.process(std::span<const float>(d).first(3000), std::span<const float>(x).first(3000), std::span<float>(e).first(3000));
+    const std::vector<float> before(rls.weights().begin(), rls.weights().end());
+    const auto paused = rls.health().pausedSamples;
+    rls.setAdaptation(false);
+    rls.process(std::span<const float>(d).subspan(3000, 1000), std::span<const float>(x).subspan(3000, 1000),
+                std::span<float>(e).subspan(3000, 1000));
+    CHECK(std::equal(before.begin(), before.end(), rls.weights().begin()));
+    CHECK(rls.health().pausedSamples == paused + 1000);
+    // The output is still the echo cancelled with the weights it has.
+    CHECK(test::reductionDb(std::span<const float>(d).subspan(3000, 1000), std::span<const float>(e).subspan(3000, 1000)) > 30.0);
+    rls.setAdaptation(true);
+    rls.process(std::span<const float>(d).subspan(4000), std::span<const float>(x).subspan(4000), std::span<float>(e).subspan(4000));
+    CHECK_FALSE(std::equal(before.begin(), before.end(), rls.weights().begin()));
 }
 
 TEST_CASE("RLS replaces NaN and Inf input and keeps running", "[dsp][rls]")

@@ -148,6 +148,63 @@ TEST_CASE("GPU RLS error signal matches float64 CPU RLS (white and coloured inpu
     }
 }
 
+TEST_CASE("GPU RLS does not wind up on a band-limited far end, and pauses when told", "[gpu][rls]")
+{
+    // 30 s of a narrowband far end (nothing above 3.4 kHz): the bounded trace keeps P from winding up
+    // where the far end never excites it (unbounded, it re-initialised every few seconds at 256 taps).
+    // The CPU twin runs in the same calls (the bound is checked after each), so they decide alike.
+    constexpr int taps = 256;
+    constexpr std::size_t samples = 30 * 16000;
+    std::vector<double> x(samples, 0.0);
+    for (int k = 0; k < 100; ++k) {
+        const double f = 300.0 + 3100.0 * k / 99.0, phase = 0.37 * k * k;
+        for (std::size_t i = 0; i < samples; ++i)
+            x[i] += 0.007 * std::sin(6.283185307179586 * f * static_cast<double>(i) / 16000.0 + phase);
+    }
+    const std::vector<double> h = quell::test::randomSystem(taps, 77u, 40.0);
+    std::vector<double> d = quell::test::convolve(x, h);
+    const std::vector<double> noise = quell::test::whiteNoise(samples, 78u, 1e-4);
+    for (std::size_t i = 0; i < samples; ++i)
+        d[i] += noise[i];
+    const std::vector<float> xf = quell::test::cast<float>(std::span<const double>(x));
+    const std::vector<float> df = quell::test::cast<float>(std::span<const double>(d));
+    RlsSettings s;
+    s.taps = taps;
+    s.lambda = 0.9999;
+    std::vector<double> ref(samples);
+    {
+        Rls<double> cpu;
+        cpu.prepare(s);
+        cpu.setWorkerThreads(1);
+        for (std::size_t i = 0; i < samples; i += 160) {
+            std::vector<double> dd(df.begin() + i, df.begin() + i + 160), xx(xf.begin() + i, xf.begin() + i + 160);
+            cpu.process(dd, xx, std::span<double>(ref).subspan(i, 160));
+        }
+        CHECK(cpu.health().reinitialisations == 0);
+    }
+    GpuRls gpu;
+    gpu.prepare(s, 1, 160);
+    const std::vector<float> e = runGpu(gpu, df, xf, 160);
+    const double err = quell::test::relativeL2<float, double>(e, ref);
+    std::printf("[rls narrowband] N=%d 30 s: relL2(GPU f32 vs f64)=%.3e, reinitialisations %llu\n", taps, err,
+                static_cast<unsigned long long>(gpu.health().reinitialisations));
+    CHECK(allFinite(e));
+    CHECK(err <= 3e-3);
+    CHECK(gpu.health().reinitialisations == 0);
+
+    // Adaptation off: the weights stay, every sample counts as paused, the output is d - w^T u.
+    const std::vector<float> before = gpu.weights();
+    const auto paused = gpu.health().pausedSamples;
+    gpu.setAdaptation(false);
+    std::vector<float> out(1600);
+    gpu.process(df.data(), xf.data(), out.data(), 1600);
+    CHECK(bitIdentical(gpu.weights(), before));
+    CHECK(gpu.health().pausedSamples == paused + 1600);
+    gpu.setAdaptation(true);
+    gpu.process(df.data(), xf.data(), out.data(), 1600);
+    CHECK_FALSE(bitIdentical(gpu.weights(), before));
+}
+
 TEST_CASE("GPU RLS covariance restart (weights kept) matches the CPU twin's", "[gpu][rls]")
 {
     // Half a second of one room, a restart, half a second of another: the restart must act on the same
