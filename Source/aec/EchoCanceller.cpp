@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "aec/CpuFilterChoice.h"
 
@@ -11,12 +12,52 @@ double effectiveLambda(const EchoCancellerSettings& settings)
 {
     if (settings.lambda != 0.0)
         return settings.lambda;
+    // (taps 0, automatic, is resolved by prepare(); before that the 64 ms choice's memory stands.)
     const double memory = std::max(10000.0, 10.0 * settings.taps * settings.farEndChannels);
     return 1.0 - 1.0 / memory;
 }
 
-void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t maxBlock)
+namespace {
+
+// The filter length when settings.taps is 0: on the GPU the longest of 256 and 128 ms that runs at least
+// kAutomaticRealtime times faster than real time here, measured (a real room's tail lasts 0.3 to 0.5 s:
+// 64 ms leaves 10 to 25 dB of it to the suppressor); 1024 taps otherwise (64 ms at 16 kHz), as before
+// automatic lengths existed. `note` says what was chosen and why.
+constexpr double kAutomaticRealtime = 3.0;
+
+int automaticTaps(const EchoCancellerSettings& s, std::string& note)
 {
+    auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
+    if (s.backend != Backend::Cpu) {
+        for (const double seconds : {0.256, 0.128}) {
+            dsp::RlsSettings r;
+            r.taps = tapsFor(seconds) * s.farEndChannels;
+            r.channels = s.farEndChannels;
+            EchoCancellerSettings candidate = s;
+            candidate.taps = r.taps / s.farEndChannels;
+            r.lambda = effectiveLambda(candidate);
+            const double speed = measureGpuRlsSamplesPerSecond(r, static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            if (speed >= kAutomaticRealtime * s.sampleRate) {
+                char text[120];
+                std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
+                              speed / s.sampleRate);
+                note = text;
+                return candidate.taps;
+            }
+        }
+    }
+    note = " (automatic)";
+    return 1024;
+}
+
+} // namespace
+
+void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t maxBlock)
+{
+    EchoCancellerSettings settings = requested;
+    std::string tapsNote;
+    if (settings.taps == 0)
+        settings.taps = automaticTaps(settings, tapsNote);
     if (settings.sampleRate < 8000 || settings.sampleRate > 192000)
         throw std::invalid_argument("echo canceller rate must be between 8000 and 192000 Hz (got "
                                     + std::to_string(settings.sampleRate) + ")");
@@ -58,6 +99,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& settings, std::size_t m
             filter_ = makeCpuRlsFilter(rls, settings.cpuThreads);
         description_ = filter_->description();
     }
+    description_ += tapsNote;
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));

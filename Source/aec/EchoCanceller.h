@@ -36,9 +36,11 @@ inline constexpr int kMaxFarEndChannels = 2;
 struct EchoCancellerSettings {
     int sampleRate = 16000;
     int farEndChannels = 1;
-    // 1024 taps at 16 kHz = 64 ms: the direct path plus the early, strong part of an office or living
-    // room echo (RT60 0.2-0.3 s decays 13-20 dB in 64 ms; the rest is the residual suppressor's).
-    int taps = 1024;   // per far-end channel
+    // Per far-end channel. 0 = automatic: on the GPU 256 ms (4096 taps at 16 kHz: a 0.3-0.5 s room's tail
+    // is there to 30-50 dB) where that runs three times faster than real time here, measured at prepare,
+    // else 128 ms; otherwise 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the
+    // echo; the rest is the residual suppressor's). settings() reports the length chosen.
+    int taps = 0;
     // RLS forgetting factor; 0 = automatic (effectiveLambda): a memory of 1/(1 - lambda) = 10 x the
     // filter's taps and at least 10,000 samples (0.6 s at 16 kHz), long against the filter length so that
     // the estimate is not noisy, short enough to re-converge within a second after the room changes.
@@ -101,7 +103,7 @@ class EchoCanceller {
 public:
     // Throws std::invalid_argument on bad settings, BackendUnavailable when the GPU is required
     // (Backend::Gpu) but not usable.
-    void prepare(const EchoCancellerSettings& settings, std::size_t maxBlock);
+    void prepare(const EchoCancellerSettings& requested, std::size_t maxBlock);
     void reset();
     // out is the echo-cancelled microphone delayed by latencySamples(). One far-end channel.
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
@@ -119,6 +121,7 @@ public:
     // The echo path the output is cancelled with (the adaptive filter's, or the frozen copy's).
     std::vector<float> weights() const;
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
+    // The settings in use: as requested, with the automatic filter length resolved.
     const EchoCancellerSettings& settings() const { return settings_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
     int alignedDelaySamples() const { return appliedDelay_; }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <chrono>
+#include <random>
+
 #if defined(QUELL_HAS_CUDA)
 #include "common/GpuDevice.h"
 #include "rls/GpuRls.h"
@@ -68,7 +71,36 @@ std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& setti
     return std::make_unique<GpuRlsFilter>(settings, maxBlock, device.description);
 }
 
+double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings& settings, std::size_t block)
+{
+    if (settings.taps > 8192 || !gpu::GpuRls::takesFarEndChannels(settings) || !gpu::queryDevice().available)
+        return 0.0;
+    gpu::GpuRls rls;
+    rls.prepare(settings, 1, block);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> g(0.0f, 0.05f);
+    const std::size_t samples = 2400, warmUp = 4 * block;
+    std::vector<float> x(settings.channels * (samples + warmUp)), d(samples + warmUp), e(d.size());
+    for (auto& v : x)
+        v = g(rng);
+    for (auto& v : d)
+        v = g(rng);
+    auto run = [&](std::size_t from, std::size_t to) {
+        for (std::size_t i = from; i < to; i += block) {
+            const std::size_t n = std::min(block, to - i);
+            rls.process(d.data() + i, x.data() + i * settings.channels, e.data() + i, n);
+        }
+    };
+    run(0, warmUp);
+    const auto t0 = std::chrono::steady_clock::now();
+    run(warmUp, warmUp + samples);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return seconds > 0.0 ? static_cast<double>(samples) / seconds : 0.0;
+}
+
 #else
+
+double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings&, std::size_t) { return 0.0; }
 
 std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t, std::string& whyNot)
 {

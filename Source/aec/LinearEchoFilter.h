@@ -49,4 +49,8 @@ std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& setti
 std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock,
                                                    std::string& whyNot);
 
+// Samples per second the GPU RLS runs at with these settings, called with blocks of `block` samples
+// (timed on noise after a warm-up, a few tens of milliseconds); 0 when no GPU RLS can run them.
+double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings& settings, std::size_t block);
+
 } // namespace quell::aec

@@ -91,6 +91,12 @@ public:
     // The canceller's health counters (first microphone channel); call between blocks or after a run.
     dsp::RlsHealth health() const { return pipeline_ ? pipeline_->canceller().health() : dsp::RlsHealth{}; }
     const EngineSpec& spec() const { return spec_; }
+    // The canceller's settings in use (first microphone channel): the spec's, with what was automatic
+    // (the filter length) resolved. Call between blocks or after a run.
+    aec::EchoCancellerSettings cancellerSettings() const
+    {
+        return pipeline_ ? pipeline_->canceller().settings() : spec_.aec;
+    }
 
     // The estimated echo path (first microphone channel's filter weights, at the canceller's rate) for
     // display. The worker copies it about every 100 ms while enabled (in offline mode that copy runs in

@@ -1,0 +1,83 @@
+// OutputGuard: a linear output that is no louder than the microphone passes bit for bit; one that is
+// louder (a burst, or a quietly worse output over tens of milliseconds) is replaced by the microphone,
+// crossfaded, and counted; the guard lets go once the output is well below the microphone again.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "aec/OutputGuard.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+double powerOf(std::span<const float> x)
+{
+    double p = 0.0;
+    for (const float v : x)
+        p += double(v) * v;
+    return p / static_cast<double>(x.size());
+}
+
+} // namespace
+
+TEST_CASE("The output guard passes an output quieter than the microphone untouched", "[aec][guard]")
+{
+    const auto micd = test::whiteNoise(16000, 1, 0.1), errd = test::whiteNoise(16000, 2, 0.01);
+    std::vector<float> mic(micd.begin(), micd.end()), out(errd.begin(), errd.end());
+    const std::vector<float> original = out;
+    aec::OutputGuard g;
+    g.prepare({}, 16000);
+    for (std::size_t pos = 0; pos < mic.size(); pos += 111) {
+        const std::size_t n = std::min<std::size_t>(111, mic.size() - pos);
+        g.process(std::span(mic).subspan(pos, n), std::span(out).subspan(pos, n));
+    }
+    CHECK(out == original);
+    CHECK(g.fallbackSamples() == 0);
+}
+
+TEST_CASE("The output guard plays the microphone while the output is louder, then lets go", "[aec][guard]")
+{
+    const int rate = 16000;
+    const auto micd = test::whiteNoise(3 * rate, 3, 0.05), loud = test::whiteNoise(3 * rate, 4, 0.5),
+               good = test::whiteNoise(3 * rate, 5, 0.001);
+    std::vector<float> mic(micd.begin(), micd.end()), out(mic.size());
+    // 0-1 s: a good output; 1-1.5 s: a diverged one 20 dB over the microphone; 1.5-2 s: 0.8 dB over it
+    // (a stale filter); then good again.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const double t = static_cast<double>(i) / rate;
+        out[i] = static_cast<float>(t < 1.0 || t >= 2.0 ? good[i] : t < 1.5 ? loud[i] : 1.1 * micd[i] + good[i]);
+    }
+    aec::OutputGuard g;
+    g.prepare({}, rate);
+    std::vector<float> guarded = out;
+    g.process(mic, guarded);
+    auto window = [&](const std::vector<float>& v, double from, double to) {
+        return std::span<const float>(v).subspan(static_cast<std::size_t>(from * rate), static_cast<std::size_t>((to - from) * rate));
+    };
+    // The diverged part: after at most a few milliseconds, the microphone itself.
+    const double micPower = powerOf(window(mic, 1.0, 1.5));
+    CHECK(powerOf(window(guarded, 1.0, 1.5)) < 1.26 * micPower);   // the whole half second: under +1 dB
+    for (std::size_t i = static_cast<std::size_t>(1.01 * rate); i < static_cast<std::size_t>(1.5 * rate); ++i)
+        REQUIRE(guarded[i] == mic[i]);
+    // The quietly louder part is caught by the long detector: never more than 1 dB over the microphone.
+    CHECK(powerOf(window(guarded, 1.6, 2.0)) < 1.12 * powerOf(window(mic, 1.6, 2.0)));
+    // Good again: released within 30 ms, and from then on untouched.
+    for (std::size_t i = static_cast<std::size_t>(2.03 * rate); i < guarded.size(); ++i)
+        REQUIRE(guarded[i] == out[i]);
+    CHECK(g.fallbackSamples() > rate);
+    CHECK(g.fallbackSamples() < rate + rate / 10);
+}
+
+TEST_CASE("The output guard refuses bad settings", "[aec][guard]")
+{
+    aec::OutputGuard g;
+    aec::OutputGuardSettings s;
+    s.shortSeconds = 0.0;
+    CHECK_THROWS_AS(g.prepare(s, 16000), std::invalid_argument);
+    CHECK_THROWS_AS(g.prepare({}, 0), std::invalid_argument);
+    g.prepare({}, 16000);
+    std::vector<float> a(10), b(9);
+    CHECK_THROWS_AS(g.process(a, b), std::invalid_argument);
+}
