@@ -8,13 +8,15 @@
 // for analysis and synthesis (their product overlap-adds to exactly 1 at 50 %, so gains of 1 give the
 // input back, delayed). The output is the input delayed by latencySamples() = N - 1, exactly.
 //
-// Residual model, per bin: R = max(Gl_b x Yr, Gf_b x Xr), where Yr is the power of the linear filter's
-// echo estimate Y = D - E and Xr the power of the (aligned) far end, each with a reverberant tail
-// (P_r(t) = |P(t)|^2 + rho P_r(t - 1), rho from `tailSeconds`), and Gl, Gf the residual-to-predictor
-// ratios of the bin's band, learnt by two ResidualGainTrackers so that the near end does not inflate them.
-// The far-end model is the one that works when the linear filter cannot (echo only weakly coherent with
-// the far end: AEC3's residual estimate when its linear filter is not good); where the linear filter
-// cancels well both ratios are small and the output passes untouched. Gain per bin:
+// Residual model, per bin: R = max(Gl_b x Yr, margin x max_m Gm_b x Xm_b), where Yr is the power of the
+// linear filter's echo estimate Y = D - E with a reverberant tail (Yr(t) = |Y(t)|^2 + rho Yr(t - 1), rho
+// from `tailSeconds`), Xm_b the far-end models' predictors (the aligned far end's band power held at its
+// peak and decaying at the room's rate, and the whole far end's), and G the
+// residual-to-predictor ratios of the band, learnt by ResidualGainTrackers so that the near end does not
+// inflate them. The far-end models are the ones that work when the linear filter cannot (echo only weakly
+// coherent with the far end: AEC3's residual estimate when its linear filter is not good); their margin
+// widens as the linear filter reaches less. Where the linear filter cancels well every ratio is small and
+// the output passes untouched. Gain per bin:
 // g = max(floor, 1 - overSubtraction * max(0, R / E_smoothed - masking)), falling at once and recovering
 // over two frames; `floor` = -maxAttenuationDb. Bins where the near end or the noise is much louder than
 // the residual keep g = 1 exactly.
@@ -27,6 +29,7 @@
 //
 // Threading: prepare() off the real-time thread; process() and the setters from one thread at a time;
 // no allocation after prepare.
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <memory>
@@ -61,11 +64,12 @@ struct SuppressorSettings {
     // The far-end models' residual is taken this much larger than their quantile: a device's echo
     // wanders around any prediction from the far end's power.
     double farEndMarginDb = 3.0;
-    // ... and up to this much more where the linear filter cannot model the echo: all of it where its upper
-    // decile of reduction (above the noise) while the far end plays is below weakFilterDb, none above
-    // strongFilterDb, in proportion between (a device's distortion: 3 dB; a tanh loudspeaker: 20 dB).
-    double weakFilterMarginDb = 15.0;
-    double weakFilterDb = 10.0, strongFilterDb = 25.0;
+    // ... and up to this much more where the linear filter cannot model the echo: all of it where its
+    // reduction of the echo (above the noise, held at its recent peak, at most 40 dB) while the far end
+    // plays is below weakFilterDb, none at strongFilterDb, in proportion between (measured on the corpus:
+    // a device's chain, a few dB; a tanh loudspeaker at 18 dB SDR, 20 to 30 dB; a linear room, 40).
+    double weakFilterMarginDb = 25.0;
+    double weakFilterDb = 10.0, strongFilterDb = 40.0;
     ResidualGainSettings gains{};
 };
 
@@ -87,19 +91,20 @@ public:
     int frameSize() const { return frame_; }
     // The residual-to-echo-estimate ratio in use (linear model), mean over the bands, in dB.
     double leakDb() const;
-    // The residual-to-far-end ratios in use (far-end models: each band's far end, the whole far end), mean
-    // over the bands, in dB.
+    // The residual-to-far-end ratio in use (the far-end model of each band's power), mean over the bands, in dB.
     double farEndGainDb() const;
-    double farEndTotalGainDb() const;
     // Mean gain over the bins of the last frame (1: nothing suppressed).
     float lastMeanGain() const { return meanGain_; }
-    // The linear filter's reduction of the microphone while the far end plays (upper decile), in dB.
+    // The linear filter's reduction of the microphone (above the noise) while the far end plays, held at its
+    // recent peak, in dB.
     double linearReachDb() const { return reachDb_; }
     // Frames whose linear output was louder than the microphone and were replaced by it.
     long fallbackFrames() const { return fallbackFrames_; }
 
 private:
     void processFrame();
+    // The far-end models' band predictors for this frame (from bandFar_, bandFarNow_ and their totals).
+    void updateFarPredictors(double farTotal, double farTotalNow);
 
     SuppressorSettings settings_{};
     int frame_ = 128, hop_ = 64, bins_ = 65;
@@ -111,11 +116,17 @@ private:
     std::vector<float> powerE_, smoothedE_, echoTail_, farTail_, gain_;
     std::vector<std::size_t> bandOf_;          // bin -> band
     std::vector<int> binsInBand_;
-    std::vector<double> bandOut_, bandEcho_, bandFar_, bandEchoNow_, bandFarNow_, bandFarTotal_, bandFarTotalNow_;
+    std::vector<double> bandOut_, bandEcho_, bandFar_, bandEchoNow_, bandFarNow_;
     std::vector<double> bandFloor_, bandRecent_, bandSmoothed_, bandFarResidual_;
-    ResidualGainTracker linearGain_, farGain_, farTotalGain_;
+    ResidualGainTracker linearGain_;
+    // The far-end models (see updateFarPredictors): a tracker, its predictor and present power per band.
+    struct FarModel {
+        ResidualGainTracker gain;
+        std::vector<double> predictor, present;
+    };
+    std::array<FarModel, 2> far_;
     double recent_ = 0.25, farMargin_ = 2.0;
-    double reachDb_ = 0.0, reachUpDb_ = 0.1, reachDownDb_ = 0.01, meanFarNow_ = 0.0;
+    double reachDb_ = 0.0, recentReductionDb_ = 0.0, reachFallDb_ = 0.04, meanFarNow_ = 0.0;
     ComfortNoise noise_;
     int filled_ = 0;
     float rho_ = 0.0f, floorGain_ = 0.01f, fallbackRatio_ = 1.12f;

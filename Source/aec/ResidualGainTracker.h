@@ -14,8 +14,10 @@
 // above, so it settles where a `quantile` of the frames lie beneath it; a long run of frames beneath it
 // (a filter has just converged) speeds the fall up. A frame far above the gain (`nearEndDb`) is the near
 // end talking, not echo, and moves it up only at `slowRiseDbPerSecond`: double talk must not teach the
-// suppressor that the near end is echo. It starts at `initialDb` (a filter that has not converged leaves
-// all of the echo).
+// suppressor that the near end is echo. It starts at `initialDb`, below where a filter that has not
+// converged leaves the echo, and rises to it within a second of far-end speech: starting higher, it took
+// seconds to come down once the linear filter converged and meanwhile replaced the noise of a converged
+// output with comfort noise.
 //
 // The quantile alone cannot tell residual echo from the output's noise and near end: a filter that
 // cancels well leaves noise whose fluctuations have a quantile too. So a band is used only where its
@@ -36,7 +38,7 @@ struct ResidualGainSettings {
     double fallDbPerSecond = 3.0;
     double slowRiseDbPerSecond = 0.5;
     double nearEndDb = 20.0;
-    double initialDb = 0.0;
+    double initialDb = -20.0;
     double maxGainDb = 20.0;
     double minVariation = 0.3;
     double minCorrelation = 0.3;

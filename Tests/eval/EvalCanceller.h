@@ -35,6 +35,7 @@ struct QuellOptions {
     bool twoPath = true;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
     double suppressionDb = aec::kDefaultSuppressionDb;   // residual echo suppressor's maximum attenuation (0: off)
+    bool comfortNoise = true;
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
     bool restartOnPathChange = true;
     bool driftCompensation = true;

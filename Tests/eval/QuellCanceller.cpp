@@ -82,6 +82,7 @@ private:
         s.twoPath = options_.twoPath;
         s.suppressor.enabled = options_.suppressionDb > 0.0;
         s.suppressor.maxAttenuationDb = options_.suppressionDb;
+        s.suppressor.comfortNoise = options_.comfortNoise;
         s.restartOnPathChange = options_.restartOnPathChange;
         s.drift.enabled = options_.driftCompensation;
         return s;

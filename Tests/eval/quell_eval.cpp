@@ -1,7 +1,7 @@
 // quell-eval: Quell's echo canceller and its peers (SpeexDSP, WebRTC 0.3) on every scenario of a corpus
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //
-//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]
+//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB] [--no-comfort-noise]
 //              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
 //              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
 //
@@ -85,6 +85,7 @@ std::optional<double> delayMs(const EvalCanceller& c)
 int usage()
 {
     std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
+                 "                  [--no-comfort-noise]\n"
                  "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]\n"
                  "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert]\n"
                  "                  [--trace FILE]\n";
@@ -112,6 +113,7 @@ int main(int argc, char** argv)
             else if (a == "--threads") qo.threads = std::stoi(next());
             else if (a == "--one-path") qo.twoPath = false;
             else if (a == "--suppression") qo.suppressionDb = std::stod(next());
+            else if (a == "--no-comfort-noise") qo.comfortNoise = false;
             else if (a == "--downmix") qo.multichannel = false;
             else if (a == "--no-restart") qo.restartOnPathChange = false;
             else if (a == "--no-drift") qo.driftCompensation = false;
