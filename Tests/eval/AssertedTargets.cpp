@@ -1,5 +1,6 @@
 #include "eval/AssertedTargets.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace quell::eval {
@@ -9,7 +10,7 @@ void atLeast(const std::string& scenario, const char* what, const std::optional<
              std::vector<std::string>& failures)
 {
     if (!v || *v < target) {
-        char buf[160];
+        char buf[200];
         std::snprintf(buf, sizeof buf, "%s: %s %s < %.2f", scenario.c_str(), what,
                       v ? std::to_string(*v).c_str() : "(never)", target);
         failures.emplace_back(buf);
@@ -20,31 +21,73 @@ void atMost(const std::string& scenario, const char* what, const std::optional<d
             std::vector<std::string>& failures)
 {
     if (!v || *v > target) {
-        char buf[160];
+        char buf[200];
         std::snprintf(buf, sizeof buf, "%s: %s %s > %.2f", scenario.c_str(), what,
                       v ? std::to_string(*v).c_str() : "(never)", target);
         failures.emplace_back(buf);
     }
 }
 
+bool has(const std::string& name, const char* part) { return name.find(part) != std::string::npos; }
+
 } // namespace
 
-void checkTargets(const std::string& scenario, const EchoFigures& f, double alignedDelayMs, double bulkDelayMs,
+void checkTargets(const std::string& scenario, const std::vector<ScenarioResult>& results, double alignedDelayMs,
+                  double bulkDelayMs, long reinitialisations, const std::map<std::string, EchoFigures>& earlier,
                   std::vector<std::string>& failures)
 {
+    const auto quell = std::find_if(results.begin(), results.end(), [](const ScenarioResult& r) { return r.canceller == "quell"; });
+    if (quell == results.end())
+        return;
+    const EchoFigures& f = quell->figures;
     auto is = [&](const char* prefix) { return scenario.rfind(prefix, 0) == 0; };
-    // No divergence anywhere: no steady single-talk frame worse than the microphone itself.
+
+    // No divergence anywhere: no steady single-talk frame worse than the microphone itself, no covariance
+    // re-initialisation, and never louder than the microphone (by 1 dB after the first second; by 3 dB
+    // within half a second of an echo-path change).
     if (f.minErleDb)
         atLeast(scenario, "worst steady frame ERLE (dB)", f.minErleDb, 0.0, failures);
+    atMost(scenario, "covariance re-initialisations", static_cast<double>(reinitialisations), 0.0, failures);
+    atMost(scenario, "loudest 100 ms frame over the microphone (dB)", f.loudestFrameDb, 1.0, failures);
+    if (f.loudestAfterChangeDb)
+        atMost(scenario, "loudest frame within 0.5 s of the path change (dB)", f.loudestAfterChangeDb, 3.0, failures);
+
     // Speech, linear echo, 30 dB ENR, no delay: issue 7's numbers.
-    if (is("speech-rt200-enr30") || scenario == "speech-rt300-enr30-dt") {
+    if (scenario == "speech-rt200-enr30" || scenario == "speech-rt300-enr30-dt") {
         atLeast(scenario, "steady-state ERLE (dB)", f.steadyErleDb, 40.0, failures);
         atMost(scenario, "time to 20 dB ERLE (s)", f.timeTo20dB, 0.2, failures);
     }
-    if (scenario == "speech-rt300-enr30-dt")
-        atLeast(scenario, "near-end SNR in double talk above 300 Hz (dB)", f.doubleTalkSnrDb, 20.0, failures);
-    if (is("near-only"))
+    // The near end: left alone when it talks alone (over a silent far end or one of line noise), and
+    // kept in double talk (SNR after the 64-tap linear fit): >= 32 dB with the near end as loud as the
+    // echo or louder, >= 26 dB with the echo 6 dB louder.
+    if (is("near-only")) {
         atMost(scenario, "near-end-alone SNR loss (dB)", f.nearAloneLossDb, 3.0, failures);
+        atLeast(scenario, "near-end SNR after the linear fit (dB)", f.nearSnrFitDb, 45.0, failures);
+    }
+    if (has(scenario, "-dt")) {
+        atLeast(scenario, "near-end SNR in double talk above 300 Hz (dB)", f.doubleTalkSnrDb, 20.0, failures);
+        atLeast(scenario, "near-end SNR after the linear fit (dB)", f.nearSnrFitDb, has(scenario, "-etn+6") ? 26.0 : 32.0,
+                failures);
+    }
+    // Echo no linear filter models: a loudspeaker in distortion at least as well cancelled as by the best
+    // peer; a device's weakly coherent echo 30 dB down.
+    if (has(scenario, "-nl")) {
+        std::optional<double> best;
+        for (const ScenarioResult& r : results)
+            if (r.canceller != "quell" && r.figures.steadyErleDb)
+                best = std::max(best.value_or(-1e9), *r.figures.steadyErleDb);
+        if (best)
+            atLeast(scenario, "steady-state ERLE against the best peer's (dB)", f.steadyErleDb, *best, failures);
+    }
+    if (has(scenario, "-device"))
+        atLeast(scenario, "steady-state ERLE of a device's echo (dB)", f.steadyErleDb, 30.0, failures);
+    // A narrowband far end: within 3 dB of its full-band twin.
+    if (scenario.size() > 3 && scenario.compare(scenario.size() - 3, 3, "-nb") == 0) {
+        const auto twin = earlier.find(scenario.substr(0, scenario.size() - 3));
+        if (twin != earlier.end() && twin->second.steadyErleDb)
+            atLeast(scenario, "steady-state ERLE against the full-band twin's less 3 dB", f.steadyErleDb,
+                    *twin->second.steadyErleDb - 3.0, failures);
+    }
     // Bulk delays are found: the applied delay is the bulk delay plus the direct path (0.5 to 3 ms) less
     // the 4 ms margin, at 0.25 ms resolution.
     if (bulkDelayMs > 0.0) {

@@ -176,6 +176,7 @@ int main(int argc, char** argv)
     }
     std::vector<std::string> failures;
     std::vector<ScenarioResult> results;
+    std::map<std::string, EchoFigures> quellEarlier;   // Quell's figures by scenario, for the narrowband twins
     std::ostringstream js;
     js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
     bool firstJson = true;
@@ -190,6 +191,9 @@ int main(int argc, char** argv)
                 continue;
             const CorpusScenario s = loadScenario(dir);
             const double seconds = static_cast<double>(s.mic.size()) / s.sampleRate;
+            const std::size_t first = results.size();
+            double quellDelay = 0.0;
+            long quellReinits = 0;
             for (auto& c : cancellers) {
                 const auto start = std::chrono::steady_clock::now();
                 std::vector<float> out = c->run(s.mic, s.ref, s.sampleRate);
@@ -234,9 +238,17 @@ int main(int argc, char** argv)
                    << ", \"realTimeFactor\": "
                    << took / seconds << "}";
                 firstJson = false;
-                if (check && c->name() == "quell")
-                    checkTargets(s.name, f, c->lastAlignedDelayMs(), s.bulkDelayMs, failures);
+                if (c->name() == "quell") {
+                    quellDelay = c->lastAlignedDelayMs();
+                    quellReinits = reinits;
+                }
             }
+            const std::vector<ScenarioResult> scenarioResults(results.begin() + static_cast<std::ptrdiff_t>(first), results.end());
+            if (check)
+                checkTargets(s.name, scenarioResults, quellDelay, s.bulkDelayMs, quellReinits, quellEarlier, failures);
+            for (const ScenarioResult& r : scenarioResults)
+                if (r.canceller == "quell")
+                    quellEarlier[s.name] = r.figures;
         }
     } catch (const std::exception& e) {
         std::cerr << "quell-eval: " << e.what() << "\n";
