@@ -35,6 +35,22 @@ std::string cell(const ScenarioResult& q, const std::vector<const ScenarioResult
     return s;
 }
 
+// The loudest output frame over the microphone's: Quell's, bold where it keeps the 1 dB limit, beside the
+// loudest of the peers' (named).
+std::string loudestCell(const ScenarioResult& q, const std::vector<const ScenarioResult*>& peers)
+{
+    const ScenarioResult* loudest = nullptr;
+    for (const ScenarioResult* p : peers)
+        if (p->figures.loudestFrameDb && (!loudest || *p->figures.loudestFrameDb > *loudest->figures.loudestFrameDb))
+            loudest = p;
+    const auto& mine = q.figures.loudestFrameDb;
+    std::string s = mine && *mine <= 1.0 ? "**" + formatFigure(mine) + "**" : formatFigure(mine);
+    s += " / " + formatFigure(loudest ? loudest->figures.loudestFrameDb : std::nullopt);
+    if (loudest)
+        s += " (" + loudest->canceller + ")";
+    return s;
+}
+
 } // namespace
 
 std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const std::string& quell)
@@ -64,7 +80,7 @@ std::string comparisonMarkdown(const std::vector<ScenarioResult>& results, const
            << cell(*q, peers, &EchoFigures::timeTo20dB, false, 2) << " | "
            << cell(*q, peers, &EchoFigures::reconvergeTo20dB, false, 2) << " | "
            << cell(*q, peers, &EchoFigures::nearSnrFitDb, true, 1) << " | "
-           << cell(*q, peers, &EchoFigures::loudestFrameDb, false, 1) << " | "
+           << loudestCell(*q, peers) << " | "
            << cell(*q, peers, &EchoFigures::nearAloneLossDb, false, 1) << " | " << formatFigure(q->delayMs, 1) << " |\n";
     }
     return md.str();

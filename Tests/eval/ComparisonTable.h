@@ -1,8 +1,9 @@
 #pragma once
-// Issue 7's comparison in one Markdown table: a row per scenario, Quell's figure beside the best peer's
-// (the highest ERLE and near-end SNR after the linear fit, the shortest times, the quietest loudest frame,
-// the smallest loss of a lone near end), the peer
-// named, and bold where Quell is at least as good. quell-eval --markdown writes it.
+// The comparison in one Markdown table: a row per scenario, Quell's figure beside the best peer's (the
+// highest ERLE and near-end SNR after the linear fit, the shortest times, the smallest loss of a lone near
+// end), the peer named, and bold where Quell is at least as good; the loudest output frame over the
+// microphone's beside the loudest of the peers', bold where Quell keeps within 1 dB. quell-eval
+// --markdown writes it.
 #include <optional>
 #include <string>
 #include <vector>
