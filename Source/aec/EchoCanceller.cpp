@@ -124,6 +124,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
     pathChange_.prepare({});
     gate_.prepare({});
+    alignmentShift_.prepare({});
     guard_.prepare({}, settings.sampleRate);
     drift_.prepare(settings.drift, settings.sampleRate);
     driftWeights_.assign(filter_->weights().size(), 0.0f);
@@ -154,6 +155,7 @@ void EchoCanceller::reset()
         suppressor_.reset();
     pathChange_.reset();
     gate_.reset();
+    alignmentShift_.reset();
     guard_.reset();
     drift_.reset();
     clearRunningState();
@@ -190,12 +192,22 @@ void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
     // One bulk delay for all loudspeakers (they share the playback path): found on their sum.
     delayEstimator_.process(mic, farEndSum(n));
     if (delayEstimator_.found()) {
-        // Moves smaller than half the margin keep the direct path inside the filter: not worth the
-        // re-convergence a shift of the reference costs. Drift compensation moves the delay by itself;
-        // the comparison is with where it has taken it.
+        // The estimate is the strongest correlation, which is not always the direct path (a reflection,
+        // or the far end's pitch period after it, can lead for a moment), and every move costs the
+        // filter a restart. So the alignment moves only when the echo starts where the filter cannot
+        // reach it well: before the margin (the direct path would fall off tap 0), or further in than
+        // half the filter (or 1.5 margins for a filter shorter than that), where the pure delay wastes
+        // taps the room's tail needs. And not at all while the weights that cancel now would lose part
+        // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
+        // comparison is with where it has taken it.
         const int margin = static_cast<int>(std::lround(settings_.alignMarginSeconds * settings_.sampleRate));
-        const int target = std::clamp(delayEstimator_.delaySamples() - margin, 0, static_cast<int>(delayLength_) - 1);
-        if (std::abs(target - std::lround(appliedDelay_ + driftOffset_)) > margin / 2) {
+        const int estimate = delayEstimator_.delaySamples();
+        const int target = std::clamp(estimate - margin, 0, static_cast<int>(delayLength_) - 1);
+        const long current = std::lround(appliedDelay_ + driftOffset_);
+        const long into = estimate - current;
+        const long tapsPerChannel = static_cast<long>(foreground_.weights().size()) / settings_.farEndChannels;
+        const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, tapsPerChannel / 2);
+        if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current))) {
             appliedDelay_ = target;
             driftOffset_ = 0.0;
             drift_.forgetPositions();
@@ -226,6 +238,23 @@ void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
         }
         delayWrite_ = delayWrite_ + 1 == len ? 0 : delayWrite_ + 1;
     }
+}
+
+bool EchoCanceller::shiftKeepsPath(long target, int shift)
+{
+    if (!alignmentShift_.cancelling())
+        return true;
+    // The weights that cancel now: the foreground's (host memory) when it makes the output, else the
+    // adaptive filter's.
+    std::span<const float> w = foreground_.weights();
+    if (!settings_.twoPath && controls_.adapt) {
+        filter_->copyWeights(driftWeights_);
+        w = driftWeights_;
+    }
+    if (alignmentShift_.allows(w, settings_.farEndChannels, shift))
+        return true;
+    alignmentShift_.refused(target);
+    return false;
 }
 
 void EchoCanceller::measureDrift(double micEnergy, double outEnergy, std::size_t samples)
@@ -314,12 +343,13 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
                 if (settings_.drift.enabled && !refDelayLine_.empty())
                     measureDrift(segMic_, segOut_, static_cast<std::size_t>(foreground_.segmentSamples()));
-                if (settings_.restartOnPathChange && controls_.adapt
+                if (settings_.restartOnPathChange && settings_.farEndChannels == 1 && controls_.adapt
                     && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples())) {
                     filter_->restartCovariance();
                     foreground_.backgroundRestarted();
                 }
                 filter_->setAdaptation(gate_.segment(segMic_, segRef_, segOut_, segEstimate_));
+                alignmentShift_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples());
                 segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
             }
         }

@@ -2,8 +2,9 @@
 // Double-talk protection by two echo paths (the foreground/background scheme): the adaptive filter
 // (background, RLS) adapts all the time, and this fixed foreground FIR filter produces the output. Every
 // segment (10 ms) the two errors are compared; when the background's error has been clearly smaller for
-// `copyAfterSegments` segments in a row, a snapshot of its weights goes on probation: for the next segment
-// it filters as a fixed filter beside the foreground, and replaces it only if it, too, is clearly better.
+// `copyAfterSegments` segments in a row, a snapshot of its weights goes on probation: for the next
+// segments (a quarter of the filter's length, at least one) it filters as a fixed filter beside the
+// foreground, and replaces it only if it, too, is clearly better over them and no worse in any of them.
 //
 // Why this and not a double-talk detector that freezes adaptation: when the near end talks, the RLS
 // weights are pulled towards the near-end speech and its error grows relative to the foreground's,
@@ -50,6 +51,9 @@ struct ForegroundSettings {
     // A good foreground takes a snapshot after the background has been no worse for refineAfterSegments.
     double refineWhenBelow = 1.0;
     int refineAfterSegments = 5;
+    // Segments a snapshot stays on probation; 0: a quarter of the filter's length (taps / 4 samples,
+    // at least one segment: 1 at 256 taps, 7 at 4096).
+    int probationSegments = 0;
 };
 
 class ForegroundEchoFilter {
@@ -95,6 +99,9 @@ private:
     std::size_t pos_ = 0;
     double segMic_ = 0.0, segFg_ = 0.0, segBg_ = 0.0, segCandidate_ = 0.0;
     double goodForeground_ = 0.01;
+    double probeFg_ = 0.0, probeCandidate_ = 0.0;   // the probation's energies so far
+    int probationSegments_ = 1, probed_ = 0;
+    bool probeGood_ = false;   // the foreground was good when the probation began
     double floor_ = -1.0;   // the foreground's quietest segment energy (< 0: none yet)
     int inSegment_ = 0, better_ = 0, refine_ = 0;
     long copies_ = 0, rejected_ = 0;

@@ -10,12 +10,13 @@ namespace quell::aec {
 void OutputGuard::prepare(const OutputGuardSettings& s, int sampleRate)
 {
     if (sampleRate <= 0 || !(s.shortSeconds > 0.0) || !(s.longSeconds > 0.0) || !(s.crossfadeSeconds > 0.0)
-        || !(s.holdSeconds >= 0.0) || !(s.shortDb >= 0.0) || !(s.longDb >= 0.0))
+        || !(s.holdSeconds >= 0.0) || !(s.shortDb >= 0.0) || !(s.longDb >= 0.0) || !(s.clearDb >= 0.0))
         throw std::invalid_argument("OutputGuard: bad settings");
     shortA_ = std::exp(-1.0 / (s.shortSeconds * sampleRate));
     longA_ = std::exp(-1.0 / (s.longSeconds * sampleRate));
     shortRatio_ = std::pow(10.0, s.shortDb / 10.0);
     longRatio_ = std::pow(10.0, s.longDb / 10.0);
+    clearRatio_ = std::pow(10.0, -s.clearDb / 10.0);
     step_ = static_cast<float>(1.0 / std::max(1.0, s.crossfadeSeconds * sampleRate));
     holdSamples_ = static_cast<int>(std::lround(s.holdSeconds * sampleRate));
     reset();
@@ -46,13 +47,18 @@ void OutputGuard::process(std::span<const float> mic, std::span<float> out)
         if (louder) {
             active_ = true;
             quiet_ = 0;
-        } else if (active_ && shortOut_ <= 0.5 * shortMic_ && ++quiet_ >= holdSamples_) {
-            // Clearly below the microphone again (a filter re-converged after a path change): the long
-            // average still remembers the loud output for tens of milliseconds, and would hold the
-            // microphone on that long for nothing; it restarts from the short one's ratio.
+        } else if (active_ && (shortOut_ <= clearRatio_ * shortMic_ || (shortOut_ <= shortMic_ && ++quiet_ >= holdSamples_))) {
+            // No louder than the microphone again: a filter re-converged after a path change, or the far
+            // end resumed after a pause in which the output was the microphone itself (the filter had
+            // nothing to subtract, and its slightest addition looked louder). Clearly below it (10 dB),
+            // the output is cancelling: let go at once, or the echo's first milliseconds of every phrase
+            // after a pause are the microphone's (measured: 1 s of fallback in 12 s of a corpus call).
+            // The long average still remembers the loud output for tens of milliseconds, and would hold
+            // the microphone on that long for nothing; it restarts from the short one's ratio.
             active_ = false;
+            quiet_ = 0;
             longOut_ = std::min(longOut_, shortOut_ / std::max(shortMic_, 1e-30) * longMic_);
-        } else if (shortOut_ > 0.5 * shortMic_) {
+        } else if (shortOut_ > shortMic_) {
             quiet_ = 0;
         }
         mix_ = active_ ? std::min(1.0f, mix_ + step_) : std::max(0.0f, mix_ - step_);

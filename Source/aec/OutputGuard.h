@@ -7,9 +7,10 @@
 // Two detectors on running energies: a short one (`shortSeconds`, a burst more than `shortDb` over the
 // microphone: divergence must not reach the ear even for a few milliseconds) and a long one
 // (`longSeconds`, more than `longDb` over it: a quietly worse output over a word). The switch to the
-// microphone and back is a raised-cosine crossfade of `crossfadeSeconds`; the way back waits until the
-// short energy has been 3 dB below the microphone's for `holdSeconds`. With a working filter the output is far
-// below the microphone and the guard passes it untouched (bit-exact).
+// microphone and back is a raised-cosine crossfade of `crossfadeSeconds`; the way back is at once when the
+// short energy is `clearDb` below the microphone's (the filter cancels), else after it has been no louder
+// than the microphone for `holdSeconds`. With a working filter the output is far below the microphone and
+// the guard passes it untouched (bit-exact).
 //
 // It decides from the samples up to the present one (no look-ahead, no latency); the residual echo
 // suppressor, which has a frame of look-ahead, checks its frames again.
@@ -27,6 +28,7 @@ struct OutputGuardSettings {
     double longDb = 0.5;
     double crossfadeSeconds = 0.002;
     double holdSeconds = 0.005;
+    double clearDb = 10.0;
 };
 
 class OutputGuard {
@@ -40,7 +42,7 @@ public:
     bool fallingBack() const { return mix_ > 0.0f; }
 
 private:
-    double shortA_ = 0.0, longA_ = 0.0, shortRatio_ = 2.0, longRatio_ = 1.12;
+    double shortA_ = 0.0, longA_ = 0.0, shortRatio_ = 2.0, longRatio_ = 1.12, clearRatio_ = 0.1;
     double shortOut_ = 0.0, shortMic_ = 0.0, longOut_ = 0.0, longMic_ = 0.0;
     float step_ = 0.01f, mix_ = 0.0f;   // mix_: the microphone's share, 0..1
     int holdSamples_ = 0, quiet_ = 0;

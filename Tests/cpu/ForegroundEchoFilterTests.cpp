@@ -119,3 +119,39 @@ TEST_CASE("ForegroundEchoFilter rejects a background whose advantage is not in i
     for (int i = 0; i < n; ++i)
         REQUIRE(out[i] == mic[i]);
 }
+
+TEST_CASE("ForegroundEchoFilter keeps a long filter's snapshot on probation for a quarter of its length", "[aec][twopath]")
+{
+    // 2560 taps: four segments of probation. The snapshot's weights explain the microphone in the first
+    // of them only (a fit that fades, as an RLS's fit of a talker through an unrelated far end does);
+    // over the next the microphone is a near end its weights make louder. With the automatic probation it
+    // is rejected; with one segment of probation it would have been taken.
+    const int taps = 2560, seg = 160, n = 8 * seg;
+    const auto hd = test::randomSystem(taps, 41, 200.0);
+    const auto xd = test::whiteNoise(n, 42, 0.1);
+    const auto yd = test::convolve(std::span<const double>(xd), std::span<const double>(hd));
+    const auto near = test::whiteNoise(n, 43, 0.05);
+    std::vector<float> x(xd.begin(), xd.end()), mic(n), bg(n, 0.0f);
+    for (int i = 0; i < n; ++i) {
+        // Segments 0-2: the echo of hd (the background cancels it: error 0); from segment 3: a near end.
+        mic[i] = static_cast<float>(i < 3 * seg ? yd[i] : near[i]);
+        bg[i] = i < 2 * seg ? 0.0f : mic[i];
+    }
+    FixedWeights source(std::vector<float>(hd.begin(), hd.end()));
+    for (const int probation : {0, 1}) {
+        aec::ForegroundEchoFilter fg;
+        aec::ForegroundSettings s;
+        s.taps = taps;
+        s.probationSegments = probation;
+        fg.prepare(s);
+        std::vector<float> out(n);
+        fg.process(mic, x, bg, out, source);
+        INFO("probation " << (probation == 0 ? "automatic" : "1 segment"));
+        if (probation == 0) {
+            CHECK(fg.copies() == 0);
+            CHECK(fg.rejectedCopies() >= 1);
+        } else {
+            CHECK(fg.copies() >= 1);
+        }
+    }
+}

@@ -70,6 +70,32 @@ TEST_CASE("The output guard plays the microphone while the output is louder, the
     CHECK(g.fallbackSamples() < rate + rate / 10);
 }
 
+TEST_CASE("The output guard lets go at once when the far end resumes after a pause", "[aec][guard]")
+{
+    // 0-0.5 s: a far-end pause; the microphone hears the room's noise and the output is a little louder
+    // (the filter adds its own faint noise): the guard plays the microphone. Then the echo starts, 40 dB
+    // over the noise, and the filter cancels it: the output must be the filter's within the crossfade
+    // (2 ms), not the microphone's echo for the hold time.
+    const int rate = 16000;
+    const auto noise = test::whiteNoise(rate, 6, 0.001), echo = test::whiteNoise(rate, 7, 0.1),
+               residual = test::whiteNoise(rate, 8, 0.001);
+    std::vector<float> mic(rate), out(rate);
+    for (std::size_t i = 0; i < mic.size(); ++i) {
+        const bool pause = i < static_cast<std::size_t>(rate / 2);
+        mic[i] = static_cast<float>(noise[i] + (pause ? 0.0 : echo[i]));
+        out[i] = static_cast<float>(pause ? 1.2 * noise[i] : noise[i] + residual[i]);
+    }
+    aec::OutputGuard g;
+    g.prepare({}, rate);
+    std::vector<float> guarded = out;
+    for (std::size_t pos = 0; pos < mic.size(); pos += 64)
+        g.process(std::span(mic).subspan(pos, 64), std::span(guarded).subspan(pos, 64));
+    CHECK(g.fallbackSamples() > rate / 4);   // the pause was the microphone's
+    const std::size_t released = static_cast<std::size_t>(0.5 * rate + 0.0025 * rate);
+    for (std::size_t i = released; i < guarded.size(); ++i)
+        REQUIRE(guarded[i] == out[i]);
+}
+
 TEST_CASE("The output guard refuses bad settings", "[aec][guard]")
 {
     aec::OutputGuard g;

