@@ -1,7 +1,7 @@
 // quell-live: the hands-free echo canceller on real audio devices (PortAudio).
 //   quell-live --list-devices
 //   quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]
-//              [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--rate HZ] [--block N] [--seconds S]
+//              [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--filter F] [--rate HZ] [--block N] [--seconds S]
 //              [--suppression DB] [--no-comfort-noise]
 //   quell-live ... --far-end-device DEV   (the far end from a capture device, e.g. a loopback of the call app)
 // Plays the far-end file to the output device, captures the microphone, cancels the far end's echo and
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "aec/Backend.h"
+#include "aec/FilterKind.h"
 #include "dsp/PolyphaseResampler.h"
 #include "engine/RealtimeEngine.h"
 #include "engine/SpscRing.h"
@@ -64,12 +65,14 @@ void usage(std::FILE* f)
     std::fprintf(f,
                  "usage: quell-live --list-devices\n"
                  "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
-                 "                  [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--rate HZ] [--block N] [--seconds S]\n"
+                 "                  [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--filter F] [--rate HZ] [--block N] [--seconds S]\n"
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
                  "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
                  "--suppression DB: residual echo suppression, at most DB of attenuation (default 40; 0 = none, and no\n"
-                 "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n");
+                 "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n"
+                 "--filter rls|kalman|auto: the adaptive filter (default auto: RLS on a GPU; on the CPU RLS where it\n"
+                 "fits half a core, else the frequency-domain Kalman filter, 256 ms when --taps is not given).\n");
 }
 
 Options parse(int argc, char** argv)
@@ -104,6 +107,11 @@ Options parse(int argc, char** argv)
             const auto b = aec::parseBackend(v);
             if (!b) throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
             o.aec.backend = *b;
+        } else if (a == "--filter") {
+            const std::string v = value();
+            const auto f = aec::parseFilterKind(v);
+            if (!f) throw io::UsageError("--filter: expected rls, kalman or auto, got '" + v + "'");
+            o.aec.filter = *f;
         } else if (a == "--help" || a == "-h") {
             usage(stdout);
             std::exit(0);

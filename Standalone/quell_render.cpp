@@ -1,6 +1,6 @@
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
-//                [--backend cpu|gpu|auto] [--suppression DB] [--no-comfort-noise] [--metrics M.json] [--quiet]
+//                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--metrics M.json] [--quiet]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
 // input (nothing written), 1 failure while processing (nothing written).
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "aec/Backend.h"
+#include "aec/FilterKind.h"
 #include "aec/ErleMeter.h"
 #include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
@@ -49,6 +50,8 @@ void printUsage(std::FILE* f)
                  "                    10000 samples = 0.6 s at 16 kHz; 0.9999 up to 1000 taps)\n"
                  "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
                  "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
+                 "  --filter F        rls, kalman or auto (default auto: RLS; kalman = the CPU's frequency-domain\n"
+                 "                    Kalman filter, 256 ms by default, at a few per cent of a core)\n"
                  "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
                  "                    (default 40; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
@@ -83,6 +86,12 @@ Options parse(int argc, char** argv)
             if (!b)
                 throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
             o.aec.backend = *b;
+        } else if (a == "--filter") {
+            const std::string v = value();
+            const auto f = aec::parseFilterKind(v);
+            if (!f)
+                throw io::UsageError("--filter: expected rls, kalman or auto, got '" + v + "'");
+            o.aec.filter = *f;
         } else if (a == "--suppression") {
             const double db = io::parseDouble("--suppression", value(), 0.0, 60.0);
             o.aec.suppressor.enabled = db > 0.0;

@@ -51,54 +51,90 @@ private:
 
 std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps) { return std::make_unique<CpuNlmsFilter>(taps); }
 
+namespace {
+
+// The fastest of `runs` timings of `step` (each after one untimed warm-up call).
+template <typename Step>
+double fastestSeconds(int runs, Step&& step)
+{
+    step();
+    double best = 1e30;
+    for (int r = 0; r < runs; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        step();
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+}
+
+std::vector<float> noise(std::size_t n, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, 0.1f);
+    std::vector<float> x(n);
+    for (auto& v : x)
+        v = g(rng);
+    return x;
+}
+
+} // namespace
+
 double measureRlsSecondsPerSample(int taps)
 {
     dsp::RlsSettings s;
     s.taps = taps;
     dsp::Rls<float> rls;
     rls.prepare(s);
-    std::mt19937 rng(1);
-    std::normal_distribution<float> g(0.0f, 0.1f);
-    // Enough samples to touch P several times and amortise the timer, few enough to stay under ~50 ms.
-    const std::size_t n = static_cast<std::size_t>(std::clamp(2'000'000'000LL / (static_cast<long long>(taps) * taps * 40), 8LL, 2000LL));
-    std::vector<float> x(2 * n), d(2 * n), e(2 * n);
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        x[i] = g(rng);
-        d[i] = g(rng);
-    }
-    rls.process(std::span<const float>(d.data(), n), std::span<const float>(x.data(), n), std::span<float>(e.data(), n));
-    const auto t0 = std::chrono::steady_clock::now();
-    rls.process(std::span<const float>(d.data() + n, n), std::span<const float>(x.data() + n, n), std::span<float>(e.data() + n, n));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rls.setWorkerThreads(1);   // the real-time filter runs on one thread
+    // Enough samples to touch P several times and amortise the timer, few enough that 4 runs stay
+    // under ~100 ms.
+    const std::size_t n = static_cast<std::size_t>(std::clamp(1'000'000'000LL / (static_cast<long long>(taps) * taps * 40), 8LL, 2000LL));
+    const std::vector<float> x = noise(n, 1), d = noise(n, 2);
+    std::vector<float> e(n);
+    const double seconds = fastestSeconds(3, [&] { rls.process(d, x, e); });
     return seconds / static_cast<double>(n);
 }
 
-CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& settings, int sampleRate, double budget)
+double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
 {
-    // The timed run has the caches to itself; in the audio pipeline the other stages share them and the
-    // scheduler adds its jitter. A 512-tap RLS measured within a budget of 0.5 ran at 0.6 of a core in
-    // quell-live (resampling, suppressor and foreground included) with one late block in 469 on a
-    // loaded 2-core machine: a filter is taken only if it fits 80 % of the budget.
+    dsp::Pbfdkf kalman;
+    kalman.prepare(settings);
+    // Whole blocks, at least 20 ms of 16 kHz audio per run.
+    const std::size_t block = static_cast<std::size_t>(kalman.blockSize());
+    const std::size_t n = std::max<std::size_t>(320, block) / block * block;
+    const std::size_t channels = static_cast<std::size_t>(settings.channels);
+    const std::vector<float> x = noise(n * channels, 1), d = noise(n, 2);
+    std::vector<float> e(n);
+    const double seconds = fastestSeconds(3, [&] { kalman.processInterleaved(d, x, e); });
+    return seconds / static_cast<double>(n);
+}
+
+CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,
+                                        double budget)
+{
+    // The timed runs have the caches to themselves; in the audio pipeline the other stages share them
+    // and the scheduler adds its jitter: a filter is taken only if it fits 80 % of the budget.
     constexpr double headroom = 0.8;
     CpuFilterChoice choice;
-    const double fullLoad = measureRlsSecondsPerSample(settings.taps) * sampleRate;
-    if (fullLoad <= headroom * budget) {
-        choice.filter = makeCpuRlsFilter(settings);
+    const double rlsLoad = measureRlsSecondsPerSample(rls.taps) * sampleRate;
+    if (rlsLoad <= headroom * budget) {
+        choice.filter = makeCpuRlsFilter(rls, 1);
         choice.mode = choice.filter->description();
         return choice;
     }
-    dsp::RlsSettings shorter = settings;
-    shorter.taps = settings.taps / 2;
-    const bool shorterFits = shorter.taps >= 16 && measureRlsSecondsPerSample(shorter.taps) * sampleRate <= headroom * budget;
-    char why[160];
-    std::snprintf(why, sizeof why, " (RLS at %d taps needs %.1fx real time on this CPU)", settings.taps, fullLoad);
-    if (shorterFits) {
-        choice.filter = makeCpuRlsFilter(shorter);
-        choice.mode = choice.filter->description() + ", shortened" + why;
+    char why[200];
+    const double kalmanLoad = measureKalmanSecondsPerSample(kalman) * sampleRate;
+    if (kalmanLoad <= headroom * budget) {
+        choice.filter = makeCpuKalmanFilter(kalman);
+        std::snprintf(why, sizeof why, " (%.2f of a core; RLS at %d taps would need %.1f)", kalmanLoad, rls.taps, rlsLoad);
+    } else if (kalman.channels > 1) {   // (NLMS here is one channel's)
+        choice.filter = makeCpuKalmanFilter(kalman);
+        std::snprintf(why, sizeof why, " (over budget: %.2f of a core; RLS would need %.1f)", kalmanLoad, rlsLoad);
     } else {
-        choice.filter = makeCpuNlmsFilter(settings.taps);
-        choice.mode = choice.filter->description() + why;
+        choice.filter = makeCpuNlmsFilter(kalman.taps);
+        std::snprintf(why, sizeof why, " (the Kalman filter would need %.2f of a core, RLS %.1f)", kalmanLoad, rlsLoad);
     }
+    choice.mode = choice.filter->description() + why;
     return choice;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
-// Which adaptive filter the CPU can afford in real time. RLS costs O(N^2) per sample and is memory-bound
-// for long filters (1024 taps at 16 kHz moves ~130 GB/s through P), far beyond a laptop core; NLMS costs
-// O(N). The choice is made by measuring, at prepare, the RLS cost per sample on this machine:
+// Which adaptive filter the CPU runs in real time. RLS costs O(N^2) per sample and is memory-bound for
+// long filters (1024 taps at 16 kHz moves ~130 GB/s through P), far beyond a laptop core; the
+// frequency-domain Kalman filter (dsp::Pbfdkf) costs O(log B) per tap and sample at RLS-class
+// convergence; NLMS costs O(N) and converges slowly. The choice, by measuring at prepare:
 //  - RLS at the configured length if it fits the budget (with 20 % headroom for the rest of the pipeline);
-//  - else RLS at the longest halved length that fits, if that keeps at least half the configured length
-//    (half the tail is still most of the echo energy);
-//  - else NLMS at the full configured length (slower to converge, but it covers the whole tail).
+//  - else the Kalman filter at the configured length;
+//  - NLMS only if the Kalman filter does not fit either.
+// Each cost is the fastest of several short timed runs: the minimum is what the machine can do, and it
+// repeats from run to run where a single timing (or a mean) carries the scheduler's noise.
 #include <memory>
 #include <string>
 
@@ -15,14 +17,17 @@ namespace quell::aec {
 
 struct CpuFilterChoice {
     std::unique_ptr<LinearEchoFilter> filter;
-    std::string mode;   // shown to the user, e.g. "CPU NLMS, 1024 taps (RLS at 1024 taps needs 5.1x real time here)"
+    std::string mode;   // shown to the user, e.g. "CPU float32 frequency-domain Kalman filter, 4096 taps (...)"
 };
 
-// budget: the fraction of one core the filter may use at `sampleRate` (e.g. 0.5).
-CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& settings, int sampleRate, double budget);
+// budget: the fraction of one core the filter may use at `sampleRate` (e.g. 0.5). `kalman` describes the
+// same filter length and channels as `rls` (taps per channel there).
+CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,
+                                        double budget);
 
-// Measured seconds of CPU per sample for float32 RLS of `taps` (a short timed run on noise).
+// Measured seconds of CPU per sample (the fastest of a few short timed runs on noise).
 double measureRlsSecondsPerSample(int taps);
+double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings);
 
 std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
 

@@ -21,14 +21,14 @@ namespace {
 
 // The filter length when settings.taps is 0: on the GPU the longest of 256 and 128 ms that runs at least
 // kAutomaticRealtime times faster than real time here, measured (a real room's tail lasts 0.3 to 0.5 s:
-// 64 ms leaves 10 to 25 dB of it to the suppressor); 1024 taps otherwise (64 ms at 16 kHz), as before
-// automatic lengths existed. `note` says what was chosen and why.
+// 64 ms leaves 10 to 25 dB of it to the suppressor); 256 ms for the CPU's Kalman filter (in real time
+// it is the CPU's filter); 1024 taps otherwise (64 ms at 16 kHz: the CPU's RLS offline). `note` says what was chosen and why.
 constexpr double kAutomaticRealtime = 3.0;
 
 int automaticTaps(const EchoCancellerSettings& s, std::string& note)
 {
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
-    if (s.backend != Backend::Cpu) {
+    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
         for (const double seconds : {0.256, 0.128}) {
             dsp::RlsSettings r;
             r.taps = tapsFor(seconds) * s.farEndChannels;
@@ -46,6 +46,11 @@ int automaticTaps(const EchoCancellerSettings& s, std::string& note)
             }
         }
     }
+    // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
+    if (s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && s.cpuRealtimeBudget > 0.0)) {
+        note = " (automatic: 256 ms)";
+        return tapsFor(0.256);
+    }
     note = " (automatic)";
     return 1024;
 }
@@ -56,6 +61,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
 {
     EchoCancellerSettings settings = requested;
     std::string tapsNote;
+    const bool tapsAutomatic = settings.taps == 0;
     if (settings.taps == 0)
         settings.taps = automaticTaps(settings, tapsNote);
     if (settings.sampleRate < 8000 || settings.sampleRate > 192000)
@@ -80,7 +86,9 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     settings_ = settings;
     fallbackReason_.clear();
     filter_.reset();
-    if (settings.backend != Backend::Cpu) {
+    if (settings.backend == Backend::Gpu && settings.filter == FilterKind::Kalman)
+        throw std::invalid_argument("the Kalman filter runs on the CPU (--backend cpu or auto)");
+    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman) {
         std::string whyNot;
         filter_ = makeGpuRlsFilter(rls, maxBlock, whyNot);
         if (!filter_) {
@@ -89,14 +97,23 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
             fallbackReason_ = whyNot;
         }
     }
-    // The real-time choice (shorter RLS or NLMS) knows one far-end channel only.
-    if (!filter_ && settings.cpuRealtimeBudget > 0.0 && channels == 1) {
-        CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, settings.sampleRate, settings.cpuRealtimeBudget);
-        filter_ = std::move(choice.filter);
-        description_ = choice.mode;
-    } else {
-        if (!filter_)
+    if (!filter_) {
+        dsp::PbfdkfSettings kalman;
+        kalman.taps = settings.taps;
+        kalman.channels = settings.farEndChannels;
+        if (settings.filter == FilterKind::Kalman || (settings.filter == FilterKind::Auto && tapsAutomatic && settings.cpuRealtimeBudget > 0.0)) {
+            // (An automatic length in real time on the CPU is the Kalman filter's 256 ms: no CPU runs RLS that long.)
+            filter_ = makeCpuKalmanFilter(kalman);
+            description_ = filter_->description();
+        } else if (settings.cpuRealtimeBudget > 0.0) {
+            CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, kalman, settings.sampleRate, settings.cpuRealtimeBudget);
+            filter_ = std::move(choice.filter);
+            description_ = choice.mode;
+        } else {
             filter_ = makeCpuRlsFilter(rls, settings.cpuThreads);
+            description_ = filter_->description();
+        }
+    } else {
         description_ = filter_->description();
     }
     description_ += tapsNote;

@@ -22,6 +22,7 @@
 #include "aec/Backend.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FarEndDelayEstimator.h"
+#include "aec/FilterKind.h"
 #include "aec/FractionalDelayReader.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/OutputGuard.h"
@@ -54,9 +55,12 @@ struct EchoCancellerSettings {
     // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
     double highPassHz = 40.0;
     Backend backend = Backend::Auto;
+    // The adaptive filter (FilterKind.h): Auto = RLS on the GPU; on the CPU RLS where it fits the
+    // real-time budget (or offline), the frequency-domain Kalman filter otherwise.
+    FilterKind filter = FilterKind::Auto;
     // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
-    // When RLS of `taps` does not fit, a shorter RLS or NLMS runs instead (see CpuFilterChoice.h) and
-    // backendDescription() says which.
+    // When RLS of `taps` does not fit, the Kalman filter of the same length runs instead (NLMS only if
+    // that does not fit either; see CpuFilterChoice.h) and backendDescription() says which.
     double cpuRealtimeBudget = 0.0;
     // Threads of the CPU RLS (0: automatic, see dsp::Rls::setWorkerThreads). 1 avoids the per-sample
     // barrier, which costs more than it saves on a loaded machine (offline evaluation).

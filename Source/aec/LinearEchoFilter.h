@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dsp/Pbfdkf.h"
 #include "dsp/Rls.h"
 
 namespace quell::aec {
@@ -43,6 +44,10 @@ public:
 // float32 RLS on the CPU (the fallback). Throws std::invalid_argument on bad settings.
 // threads: as dsp::Rls::setWorkerThreads (0 = automatic).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
+
+// float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf). Throws
+// std::invalid_argument on bad settings.
+std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
 
 // float32 RLS on the GPU. Returns nullptr and sets `whyNot` when the build has no CUDA or no device
 // is usable; throws std::invalid_argument on bad settings.

@@ -265,9 +265,43 @@ TEST_CASE("On the CPU the engine picks a filter it can afford in real time and s
     spec.aec.cpuRealtimeBudget = 1e-9; // nothing fits: NLMS at full length
     engine::RealtimeEngine eng;
     eng.prepare(spec);
-    CHECK_THAT(eng.stats().mode, Catch::Contains("NLMS, 1024 taps") && Catch::Contains("needs"));
+    CHECK_THAT(eng.stats().mode, Catch::Contains("NLMS, 1024 taps") && Catch::Contains("would need"));
     spec.aec.taps = 32;
     spec.aec.cpuRealtimeBudget = 1e9; // everything fits: RLS as configured
     eng.prepare(spec);
     CHECK_THAT(eng.stats().mode, Catch::Contains("RLS, 32 taps"));
+    // RLS at 4096 taps needs tens of cores at 16 kHz on any CPU; the Kalman filter of the same length a
+    // few per cent of one.
+    spec.aec.taps = 4096;
+    spec.aec.cpuRealtimeBudget = 0.5;
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, Catch::Contains("Kalman filter, 4096 taps") && Catch::Contains("RLS at 4096 taps would need"));
+    // An automatic length in real time on the CPU: the Kalman filter's 256 ms, without timing RLS.
+    spec.aec.taps = 0;
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, Catch::Contains("Kalman filter, 4096 taps") && Catch::Contains("automatic: 256 ms"));
+}
+
+TEST_CASE("The echo canceller runs the filter asked for, and refuses the Kalman filter on the GPU", "[aec][kalman]")
+{
+    aec::EchoCancellerSettings s;
+    s.backend = aec::Backend::Cpu;
+    s.filter = aec::FilterKind::Kalman;
+    s.taps = 1000;
+    aec::EchoCanceller c;
+    c.prepare(s, 160);
+    CHECK_THAT(c.backendDescription(), Catch::Contains("Kalman filter, 1000 taps"));
+    CHECK(c.weights().size() == 1000);
+    s.farEndChannels = 2;
+    c.prepare(s, 160);
+    CHECK_THAT(c.backendDescription(), Catch::Contains("2 far-end channels x 1000 taps"));
+    CHECK(c.weights().size() == 2000);
+    s.farEndChannels = 1;
+    s.backend = aec::Backend::Gpu;
+    CHECK_THROWS_AS(c.prepare(s, 160), std::invalid_argument);
+    s.backend = aec::Backend::Cpu;
+    s.filter = aec::FilterKind::Rls;
+    s.taps = 64;
+    c.prepare(s, 160);
+    CHECK_THAT(c.backendDescription(), Catch::Contains("RLS, 64 taps"));
 }

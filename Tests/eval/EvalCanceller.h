@@ -40,6 +40,7 @@ struct QuellOptions {
     bool restartOnPathChange = true;
     bool driftCompensation = true;
     std::string backend = "cpu";   // cpu | gpu | auto
+    std::string filter = "auto";   // auto | rls | kalman
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);

@@ -78,6 +78,7 @@ private:
         s.taps = options_.taps;
         s.lambda = options_.lambda;
         s.backend = *aec::parseBackend(options_.backend);
+        s.filter = *aec::parseFilterKind(options_.filter);
         s.cpuThreads = options_.threads;
         s.twoPath = options_.twoPath;
         s.suppressor.enabled = options_.suppressionDb > 0.0;

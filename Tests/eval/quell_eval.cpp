@@ -32,6 +32,7 @@
 #include <string>
 
 #include "aec/Backend.h"
+#include "aec/FilterKind.h"
 #include "eval/AssertedTargets.h"
 #include "eval/ComparisonTable.h"
 #include "eval/CorpusScenario.h"
@@ -86,7 +87,8 @@ int usage()
 {
     std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
                  "                  [--no-comfort-noise]\n"
-                 "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]\n"
+                 "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--filter auto|rls|kalman]\n"
+                 "                  [--only SUBSTRING]\n"
                  "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert]\n"
                  "                  [--trace FILE]\n";
     return 2;
@@ -123,6 +125,11 @@ int main(int argc, char** argv)
                 qo.backend = next();
                 if (!quell::aec::parseBackend(qo.backend))
                     throw std::invalid_argument("--backend must be cpu, gpu or auto (got " + qo.backend + ")");
+            }
+            else if (a == "--filter") {
+                qo.filter = next();
+                if (!quell::aec::parseFilterKind(qo.filter))
+                    throw std::invalid_argument("--filter must be auto, rls or kalman (got " + qo.filter + ")");
             }
             else if (a == "--json") jsonPath = next();
             else if (a == "--trace") tracePath = next();

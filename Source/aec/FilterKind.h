@@ -1,0 +1,18 @@
+#pragma once
+// Which adaptive filter the echo canceller runs (the backend says where).
+//  - Rls: exact least squares per sample; O(N^2) per sample: the GPU's filter, and the CPU's where it fits.
+//  - Kalman: the partitioned-block frequency-domain Kalman filter (dsp::Pbfdkf), O(log B) per tap and
+//    sample: the CPU's filter for long tails in real time.
+//  - Auto: RLS on the GPU; on the CPU RLS where it fits the real-time budget, the Kalman filter otherwise
+//    (see EchoCanceller::prepare, which says what it chose).
+#include <optional>
+#include <string_view>
+
+namespace quell::aec {
+
+enum class FilterKind { Auto, Rls, Kalman };
+
+std::optional<FilterKind> parseFilterKind(std::string_view text);
+const char* toString(FilterKind kind);
+
+} // namespace quell::aec
