@@ -32,12 +32,7 @@ public:
         const auto w = nlms_.weights();
         return {w.begin(), w.end()};
     }
-    void copyWeights(std::span<float> out) const override
-    {
-        const auto w = nlms_.weights();
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = i < w.size() ? w[i] : 0.0f;
-    }
+    void copyWeights(std::span<float> out) const override { copyPadded(nlms_.weights(), out); }
     dsp::RlsHealth health() const override { return {}; }
     std::string description() const override { return "CPU float32 NLMS, " + std::to_string(taps_) + " taps"; }
     bool onGpu() const override { return false; }
@@ -124,12 +119,12 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
     }
     char why[200];
     const double kalmanLoad = measureKalmanSecondsPerSample(kalman) * sampleRate;
-    if (kalmanLoad <= headroom * budget) {
+    const bool kalmanFits = kalmanLoad <= headroom * budget;
+    if (kalmanFits || kalman.channels > 1) {   // (NLMS here is one channel's)
         choice.filter = makeCpuKalmanFilter(kalman);
-        std::snprintf(why, sizeof why, " (%.2f of a core; RLS at %d taps would need %.1f)", kalmanLoad, rls.taps, rlsLoad);
-    } else if (kalman.channels > 1) {   // (NLMS here is one channel's)
-        choice.filter = makeCpuKalmanFilter(kalman);
-        std::snprintf(why, sizeof why, " (over budget: %.2f of a core; RLS would need %.1f)", kalmanLoad, rlsLoad);
+        std::snprintf(why, sizeof why,
+                      kalmanFits ? " (%.2f of a core; RLS at %d taps would need %.1f)" : " (over budget: %.2f of a core; RLS at %d taps would need %.1f)",
+                      kalmanLoad, rls.taps, rlsLoad);
     } else {
         choice.filter = makeCpuNlmsFilter(kalman.taps);
         std::snprintf(why, sizeof why, " (the Kalman filter would need %.2f of a core, RLS %.1f)", kalmanLoad, rlsLoad);

@@ -26,12 +26,7 @@ public:
         const auto w = kalman_.weights();
         return {w.begin(), w.end()};
     }
-    void copyWeights(std::span<float> out) const override
-    {
-        const auto w = kalman_.weights();
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = i < w.size() ? w[i] : 0.0f;
-    }
+    void copyWeights(std::span<float> out) const override { copyPadded(kalman_.weights(), out); }
     dsp::RlsHealth health() const override { return kalman_.health(); }
     std::string description() const override
     {

@@ -25,9 +25,17 @@ namespace {
 // it is the CPU's filter); 1024 taps otherwise (64 ms at 16 kHz: the CPU's RLS offline). `note` says what was chosen and why.
 constexpr double kAutomaticRealtime = 3.0;
 
+// Whether the CPU runs the Kalman filter without timing RLS: asked for, or an automatic length in real
+// time (the Kalman filter's 256 ms: no CPU runs RLS that long).
+bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
+{
+    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0);
+}
+
 int automaticTaps(const EchoCancellerSettings& s, std::string& note)
 {
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
+    bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
     if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
         for (const double seconds : {0.256, 0.128}) {
             dsp::RlsSettings r;
@@ -37,6 +45,7 @@ int automaticTaps(const EchoCancellerSettings& s, std::string& note)
             candidate.taps = r.taps / s.farEndChannels;
             r.lambda = effectiveLambda(candidate);
             const double speed = measureGpuRlsSamplesPerSecond(r, static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            gpuRuns = gpuRuns || speed > 0.0;
             if (speed >= kAutomaticRealtime * s.sampleRate) {
                 char text[120];
                 std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
@@ -47,7 +56,7 @@ int automaticTaps(const EchoCancellerSettings& s, std::string& note)
         }
     }
     // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
-    if (s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && s.cpuRealtimeBudget > 0.0)) {
+    if (!gpuRuns && kalmanOutright(s, true)) {
         note = " (automatic: 256 ms)";
         return tapsFor(0.256);
     }
@@ -101,8 +110,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
         dsp::PbfdkfSettings kalman;
         kalman.taps = settings.taps;
         kalman.channels = settings.farEndChannels;
-        if (settings.filter == FilterKind::Kalman || (settings.filter == FilterKind::Auto && tapsAutomatic && settings.cpuRealtimeBudget > 0.0)) {
-            // (An automatic length in real time on the CPU is the Kalman filter's 256 ms: no CPU runs RLS that long.)
+        if (kalmanOutright(settings, tapsAutomatic)) {
             filter_ = makeCpuKalmanFilter(kalman);
             description_ = filter_->description();
         } else if (settings.cpuRealtimeBudget > 0.0) {

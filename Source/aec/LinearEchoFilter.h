@@ -11,6 +11,13 @@
 
 namespace quell::aec {
 
+// w into out (out's length: taps beyond w are zero, taps beyond out dropped), as copyWeights() gives them.
+inline void copyPadded(std::span<const float> w, std::span<float> out)
+{
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = i < w.size() ? w[i] : 0.0f;
+}
+
 class LinearEchoFilter {
 public:
     virtual ~LinearEchoFilter() = default;
@@ -25,12 +32,7 @@ public:
     virtual std::vector<float> weights() const = 0;
     // The weights into `out` (its length; missing taps are zero). The default goes through weights() and
     // allocates; the CPU and GPU filters override it without allocating (it runs on the real-time thread).
-    virtual void copyWeights(std::span<float> out) const
-    {
-        const std::vector<float> w = weights();
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = i < w.size() ? w[i] : 0.0f;
-    }
+    virtual void copyWeights(std::span<float> out) const { copyPadded(weights(), out); }
     // P = I / delta with the weights kept (RLS); filters without a covariance ignore it.
     virtual void restartCovariance() {}
     // Off: the weights (and any covariance) stay as they are from the next sample on; the output is still
