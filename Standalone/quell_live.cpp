@@ -92,7 +92,7 @@ Options parse(int argc, char** argv)
         else if (a == "--far-end") o.farEndFile = value();
         else if (a == "--far-end-device") o.farEndDevice = value();
         else if (a == "--record") o.record = value();
-        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), 8, 8192);
+        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), aec::kMinTaps, aec::kMaxTaps);
         else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
         else if (a == "--rate") o.rate = io::parseInt("--rate", value(), 8000, 192000);
         else if (a == "--suppression") {
@@ -398,6 +398,17 @@ int run(const Options& o)
                 static_cast<unsigned long long>(state.farEndUnderruns.load()), st.latencySamples, st.latencyMs);
     std::printf("processing per block: median %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us; canceller: %s\n",
                 st.processing.medianUs, st.processing.p99Us, st.processing.p999Us, st.processing.maxUs, st.mode.c_str());
+    const engine::BlockTimelineSummary& tl = st.timeline;
+    std::printf("block timeline: callback interval max %.0f us, wait for the worker p99.9 %.0f us (max %.0f), queued to "
+                "published p99.9 %.0f us (max %.0f)\n",
+                tl.callbackInterval.maxUs, tl.waitBeforePickup.p999Us, tl.waitBeforePickup.maxUs, tl.turnaround.p999Us,
+                tl.turnaround.maxUs);
+    if (tl.lateBlocks > 0 || st.lateBlocks > 0)
+        std::printf("late blocks as the worker saw them: %llu (waiting for the worker %llu, processing %llu, hand-back %llu, "
+                    "early callback %llu)\n",
+                    static_cast<unsigned long long>(tl.lateBlocks), static_cast<unsigned long long>(tl.lateByWait),
+                    static_cast<unsigned long long>(tl.lateByProcessing), static_cast<unsigned long long>(tl.lateByHandBack),
+                    static_cast<unsigned long long>(tl.lateByEarlyCallback));
     std::printf("clock drift between far end and microphone: %+.1f ppm (compensated)\n", st.driftPpm);
     if (recorder)
         std::printf("recorded %s: %llu frames (%.2f s)%s\n", o.record.c_str(), static_cast<unsigned long long>(recorded),

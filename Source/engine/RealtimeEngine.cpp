@@ -66,7 +66,8 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     micScratch_.assign(channels, std::vector<float>(block, 0.0f));
     outScratch_.assign(channels, std::vector<float>(block, 0.0f));
     refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
-    histogram_.reset();
+    timeline_.prepare(1'000'000'000LL * spec.maxHostBlock / spec.hostRate);
+    queuedFrames_ = pickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
     meterFrames_ = 0;
@@ -116,6 +117,8 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
     const std::size_t block = static_cast<std::size_t>(spec_.maxHostBlock);
     const std::int64_t delay = spec_.maxHostBlock;
     callbacks_.fetch_add(1, std::memory_order_relaxed);
+    const std::int64_t enteredNs = BlockTimeline::nowNs();
+    timeline_.callbackEntered(enteredNs);
     bool late = false;
     float frame[2];
     for (std::size_t done = 0; done < static_cast<std::size_t>(std::max(n, 0));) {
@@ -128,7 +131,10 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
             for (std::size_t r = 0; r < farChannels; ++r)
                 interleaved_[i * stride_ + channels + r] = refs[r][done + i];
         }
-        if (!input_.write(interleaved_.data(), len * stride_)) {
+        timeline_.queued(queuedFrames_, enteredNs);
+        if (input_.write(interleaved_.data(), len * stride_)) {
+            queuedFrames_ += static_cast<std::int64_t>(len);
+        } else {
             overruns_.fetch_add(1, std::memory_order_relaxed);
             if (!holes_.empty() && holes_.back().start + holes_.back().length == pushed_)
                 holes_.back().length += static_cast<std::int64_t>(len);
@@ -221,6 +227,8 @@ bool RealtimeEngine::workerStep()
         return false;
     if (output_.writeAvailable() < frames * channels)
         return false; // the callback has not taken the last output yet
+    timeline_.picked(pickedFrames_, BlockTimeline::nowNs());
+    pickedFrames_ += static_cast<std::int64_t>(frames);
     input_.read(workIn_.data(), frames * stride_);
     for (std::size_t i = 0; i < frames; ++i) {
         for (std::size_t c = 0; c < channels; ++c)
@@ -239,19 +247,20 @@ bool RealtimeEngine::workerStep()
         micSpans[c] = std::span<const float>(micScratch_[c].data(), frames);
         outSpans[c] = std::span<float>(outScratch_[c].data(), frames);
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    const std::int64_t startNs = BlockTimeline::nowNs();
     pipeline_->process(std::span<const std::span<const float>>(micSpans, channels),
                        std::span<const std::span<const float>>(refSpans, refScratch_.size()),
                        std::span<const std::span<float>>(outSpans, channels));
     if (const long long delay = testDelayUs_.load(std::memory_order_relaxed); delay > 0)
         std::this_thread::sleep_for(std::chrono::microseconds(delay));
-    histogram_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    timeline_.processed(startNs, BlockTimeline::nowNs());
 
     updateMeters(frames);
     for (std::size_t i = 0; i < frames; ++i)
         for (std::size_t c = 0; c < channels; ++c)
             workOut_[i * channels + c] = outScratch_[c][i];
     output_.write(workOut_.data(), frames * channels);
+    timeline_.published(BlockTimeline::nowNs());
     workerFrames_.fetch_add(frames, std::memory_order_release);
     return true;
 }
@@ -312,7 +321,8 @@ EngineStats RealtimeEngine::stats() const
     s.lateBlocks = lateBlocks_.load();
     s.lateSamples = lateSamples_.load();
     s.inputOverruns = overruns_.load();
-    s.processing = histogram_.summary();
+    s.processing = timeline_.processing();
+    s.timeline = timeline_.summary();
     s.latencySamples = latency_;
     s.latencyMs = 1000.0 * latency_ / spec_.hostRate;
     s.mode = mode_;

@@ -27,6 +27,7 @@
 
 #include "engine/EchoPipeline.h"
 #include "engine/SpscRing.h"
+#include "engine/BlockTimeline.h"
 #include "engine/TimingHistogram.h"
 
 namespace quell::engine {
@@ -45,6 +46,7 @@ struct EngineStats {
     std::uint64_t lateSamples = 0;
     std::uint64_t inputOverruns = 0;   // input dropped because the worker fell far behind
     TimingSummary processing;          // per worker block
+    BlockTimelineSummary timeline;     // where each block's time goes, and why late blocks were late
     int latencySamples = 0;
     double latencyMs = 0.0;
     std::string mode;                  // which canceller runs, e.g. "GPU float32 RLS, 1024 taps, on ..."
@@ -148,7 +150,9 @@ private:
     std::atomic<std::uint32_t> controlsVersion_{0};
     std::uint32_t appliedControls_ = 0;   // worker
     std::atomic<long long> testDelayUs_{0};
-    TimingHistogram histogram_;
+    BlockTimeline timeline_;
+    std::int64_t queuedFrames_ = 0;    // audio thread: frames that entered the input FIFO
+    std::int64_t pickedFrames_ = 0;    // worker: frames taken from it
     double meterMic_ = 0.0, meterOut_ = 0.0, meterRef_ = 0.0, erleMic_ = 0.0, erleOut_ = 0.0;
     std::size_t meterFrames_ = 0;
 

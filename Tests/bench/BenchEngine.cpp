@@ -87,6 +87,22 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
                     {"late blocks", static_cast<long long>(r.stats.lateBlocks)},
                     {"latency ms", r.stats.latencyMs},
                     {"canceller", r.stats.mode}});
+        // Where the time goes (BlockTimeline): late blocks as the worker saw them, by the interval that
+        // made each late.
+        const engine::BlockTimelineSummary& t = r.stats.timeline;
+        report.add("block timeline, 48 kHz host, default canceller",
+                   {{"block", static_cast<long long>(block)},
+                    {"callback interval max us", t.callbackInterval.maxUs},
+                    {"wait p99.9 us", t.waitBeforePickup.p999Us},
+                    {"wait max us", t.waitBeforePickup.maxUs},
+                    {"hand-back p99.9 us", t.handBack.p999Us},
+                    {"turnaround p99.9 us", t.turnaround.p999Us},
+                    {"turnaround max us", t.turnaround.maxUs},
+                    {"late (worker)", static_cast<long long>(t.lateBlocks)},
+                    {"by wait", static_cast<long long>(t.lateByWait)},
+                    {"by processing", static_cast<long long>(t.lateByProcessing)},
+                    {"by hand-back", static_cast<long long>(t.lateByHandBack)},
+                    {"by early callback", static_cast<long long>(t.lateByEarlyCallback)}});
     }
     // What the stages after the linear filter cost: the same scene with each of them off (128-sample
     // blocks, a third of the time).

@@ -250,6 +250,12 @@ TEST_CASE("Deadline misses play the delayed dry microphone, are counted, and the
     INFO("late blocks " << st.lateBlocks << ", late samples " << st.lateSamples << ", dry " << dry);
     CHECK(st.lateBlocks > 5);
     CHECK(st.inputOverruns == 0);
+    // The worker's timeline sees the same misses and blames the slow pipeline (then the backlog it left).
+    INFO("timeline: late " << st.timeline.lateBlocks << ", by processing " << st.timeline.lateByProcessing << ", by wait "
+                           << st.timeline.lateByWait << ", by early callback " << st.timeline.lateByEarlyCallback);
+    CHECK(st.timeline.lateBlocks + 2 >= st.lateBlocks);
+    CHECK(st.timeline.lateBlocks <= st.lateBlocks + 2);
+    CHECK(st.timeline.lateByProcessing >= 1);
     CHECK(dry == st.lateSamples);
     CHECK(other == 0);
     // After the slow stretch the output is the processed signal again, sample-aligned.
