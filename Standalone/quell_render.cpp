@@ -74,7 +74,7 @@ Options parse(int argc, char** argv)
         else if (a == "--ref") o.ref = value();
         else if (a == "--out") o.out = value();
         else if (a == "--metrics") o.metrics = value();
-        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), 8, 8192);
+        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), aec::kMinTaps, aec::kMaxTaps);
         else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
         else if (a == "--rate") {
             const std::string v = value();

@@ -82,84 +82,64 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     prepare(settings, channels, maxBlock, RlsLaunchPolicy{});
 }
 
-void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
-                     const RlsLaunchPolicy& request)
+namespace {
+
+// How one channel's filter lies on this device, or why it cannot (whyNot non-empty). Device errors
+// still throw CudaError: they are faults, not answers.
+struct Layout {
+    RlsLaunchPolicy policy{};
+    rls::PersistentKernel kernel = nullptr;
+    int blocksPerChannel = 0, sharedGroups = 0;
+    std::size_t sharedBytes = 0;
+    std::string whyNot;
+};
+
+// Checks one concrete policy (every field chosen) for N taps on `device`.
+Layout checkPolicy(const dsp::RlsSettings& settings, int channels, int device, const cudaDeviceProp& prop,
+                   const RlsLaunchPolicy& pol)
 {
-    dsp::validate(settings);
-    if (channels < 1)
-        throw std::invalid_argument("GpuRls: channels must be at least 1 (got " + std::to_string(channels) + ")");
-    if (maxBlock < 1 || maxBlock > (1u << 22))
-        throw std::invalid_argument("GpuRls: maxBlock must be in [1, 4194304]");
-    if (settings.taps > 8192)
-        throw std::invalid_argument("GpuRls: at most 8192 taps on the GPU (got " + std::to_string(settings.taps)
-                                    + "); use the CPU Rls for more");
-    if (!takesFarEndChannels(settings))
-        throw std::invalid_argument("GpuRls: 1 far-end channel, or 2 with a multiple of 4 taps each (got "
-                                    + std::to_string(settings.channels) + " x " + std::to_string(settings.taps / settings.channels)
-                                    + "); use the CPU Rls for others");
-
-    int device = 0;
-    QUELL_CUDA_CHECK(cudaGetDevice(&device));
-    cudaDeviceProp prop{};
-    QUELL_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-
     const int N = settings.taps;
-    if (request.cluster < 0
-        && chooseRlsPolicy(N, channels, prop.multiProcessorCount, static_cast<int>(prop.sharedMemPerBlockOptin), request)
-                   .cluster == 1) {
-        // The cluster layout is the default here; where it cannot run (no thread-block clusters on this
-        // device, or 16 blocks of it cannot be co-resident, e.g. a small MIG slice) the grid layout is.
-        RlsLaunchPolicy asCluster = request, asGrid = request;
-        asCluster.cluster = 1;
-        asGrid.cluster = 0;
-        try {
-            prepare(settings, channels, maxBlock, asCluster);
-            return;
-        } catch (const std::invalid_argument&) {
-        }
-        prepare(settings, channels, maxBlock, asGrid);
-        return;
-    }
-    const RlsLaunchPolicy pol = chooseRlsPolicy(N, channels, prop.multiProcessorCount,
-                                                static_cast<int>(prop.sharedMemPerBlockOptin), request);
+    Layout layout;
+    layout.policy = pol;
     auto bad = [&](const std::string& why) {
-        throw std::invalid_argument("GpuRls: launch policy (threads " + std::to_string(pol.threads) + ", chunks "
-                                    + std::to_string(pol.columnChunks) + ", rows " + std::to_string(pol.rowsPerBlock)
-                                    + ", register groups " + std::to_string(pol.registerGroups) + ", shared groups "
-                                    + std::to_string(pol.sharedGroups) + (pol.cluster ? ", cluster" : "") + ") for " + std::to_string(N) + " taps: " + why);
+        layout.whyNot = "launch policy (threads " + std::to_string(pol.threads) + ", chunks " + std::to_string(pol.columnChunks)
+                        + ", rows " + std::to_string(pol.rowsPerBlock) + ", register groups " + std::to_string(pol.registerGroups)
+                        + ", shared groups " + std::to_string(pol.sharedGroups) + (pol.cluster ? ", cluster" : "") + ") for "
+                        + std::to_string(N) + " taps: " + why;
+        return layout;
     };
     if (pol.threads < 32 || pol.threads > 512 || pol.threads % 32 != 0)
-        bad("threads must be a multiple of 32 in [32, 512]");
+        return bad("threads must be a multiple of 32 in [32, 512]");
     if (pol.rowsPerBlock < 4 || pol.rowsPerBlock % 4 != 0)
-        bad("rows per block must be a positive multiple of 4");
+        return bad("rows per block must be a positive multiple of 4");
     if (4 * pol.threads * pol.columnChunks < N)
-        bad("4 * threads * column chunks must cover the taps");
+        return bad("4 * threads * column chunks must cover the taps");
     const bool cluster = pol.cluster == 1;
     const rls::PersistentKernel kernel = rls::persistentKernelFor(pol.columnChunks, pol.registerGroups, cluster, settings.channels);
     if (kernel == nullptr)
-        bad("no kernel instantiated for these column chunks and register groups");
+        return bad("no kernel instantiated for these column chunks and register groups");
     const int groups = pol.rowsPerBlock / 4;
     const int sharedGroups = std::max(0, std::min(pol.sharedGroups, groups - pol.registerGroups));
     const std::size_t smem = rls::sharedBytes(pol.threads, pol.columnChunks, pol.rowsPerBlock, sharedGroups, cluster);
     cudaFuncAttributes attributes{};
     QUELL_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
     if (smem + attributes.sharedSizeBytes > prop.sharedMemPerBlockOptin)
-        bad("needs " + std::to_string(smem + attributes.sharedSizeBytes) + " bytes of shared memory");
+        return bad("needs " + std::to_string(smem + attributes.sharedSizeBytes) + " bytes of shared memory");
     QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     const int K = (N + pol.rowsPerBlock - 1) / pol.rowsPerBlock;
     if (K > 160)
-        bad("at most 160 blocks per channel (got " + std::to_string(K) + ")");
+        return bad("at most 160 blocks per channel (got " + std::to_string(K) + ")");
     if (cluster) {
         // One cluster per channel: the hardware co-schedules a cluster's blocks (on one GPC); clusters
         // of different channels are independent and need not be resident together.
         if (K > kRlsMaxClusterBlocks)
-            bad("a cluster holds at most " + std::to_string(kRlsMaxClusterBlocks) + " blocks (got "
-                + std::to_string(K) + ")");
+            return bad("a cluster holds at most " + std::to_string(kRlsMaxClusterBlocks) + " blocks (got "
+                       + std::to_string(K) + ")");
         int clusterSupported = 0;
         QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&clusterSupported, cudaDevAttrClusterLaunch, device));
         if (!clusterSupported)
-            bad("the device cannot launch thread-block clusters");
+            return bad("the device cannot launch thread-block clusters");
         if (K > 8)
             QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                                   cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -168,15 +148,88 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
         int clusters = 0;
         QUELL_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &config));
         if (clusters < 1)
-            bad("a cluster of " + std::to_string(K) + " blocks with " + std::to_string(smem)
-                + " bytes of shared memory each cannot be resident");
+            return bad("a cluster of " + std::to_string(K) + " blocks with " + std::to_string(smem)
+                       + " bytes of shared memory each cannot be resident");
     } else if (K > 1) { // blocks of a channel wait for each other: all of them must be resident at once
         int perSm = 0;
         QUELL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, pol.threads, smem));
         if (static_cast<long long>(perSm) * prop.multiProcessorCount < static_cast<long long>(K) * channels)
-            bad(std::to_string(K * channels) + " blocks cannot all be resident (" + std::to_string(perSm)
-                + " per multiprocessor)");
+            return bad(std::to_string(K * channels) + " blocks cannot all be resident (" + std::to_string(perSm)
+                       + " per multiprocessor)");
     }
+    layout.kernel = kernel;
+    layout.blocksPerChannel = K;
+    layout.sharedGroups = sharedGroups;
+    layout.sharedBytes = smem;
+    return layout;
+}
+
+// The settings' checks, then the policy: the cluster layout where it is the default and can run here,
+// else the grid layout (no thread-block clusters on this device, or 16 blocks of one cannot be
+// co-resident, e.g. a small MIG slice).
+Layout resolveLayout(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock, const RlsLaunchPolicy& request)
+{
+    Layout layout;
+    try {
+        dsp::validate(settings);
+    } catch (const std::invalid_argument& e) {
+        layout.whyNot = e.what();
+        return layout;
+    }
+    if (channels < 1)
+        layout.whyNot = "channels must be at least 1 (got " + std::to_string(channels) + ")";
+    else if (maxBlock < 1 || maxBlock > (1u << 22))
+        layout.whyNot = "maxBlock must be in [1, 4194304]";
+    else if (settings.taps > kGpuRlsMaxTaps)
+        layout.whyNot = "at most " + std::to_string(kGpuRlsMaxTaps) + " taps in all far-end channels on the GPU (got "
+                        + std::to_string(settings.taps) + ")";
+    else if (!GpuRls::takesFarEndChannels(settings))
+        layout.whyNot = "1 far-end channel, or 2 with a multiple of 4 taps each (got " + std::to_string(settings.channels)
+                        + " x " + std::to_string(settings.taps / settings.channels) + ")";
+    if (!layout.whyNot.empty())
+        return layout;
+
+    int device = 0;
+    QUELL_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    QUELL_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    const int smemOptin = static_cast<int>(prop.sharedMemPerBlockOptin);
+    RlsLaunchPolicy chosen = chooseRlsPolicy(settings.taps, channels, prop.multiProcessorCount, smemOptin, request);
+    Layout first = checkPolicy(settings, channels, device, prop, chosen);
+    if (!first.whyNot.empty() && request.cluster < 0 && chosen.cluster == 1) {
+        RlsLaunchPolicy asGrid = request;
+        asGrid.cluster = 0;
+        chosen = chooseRlsPolicy(settings.taps, channels, prop.multiProcessorCount, smemOptin, asGrid);
+        return checkPolicy(settings, channels, device, prop, chosen);
+    }
+    return first;
+}
+
+} // namespace
+
+std::string GpuRls::whyNot(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock)
+{
+    try {
+        return resolveLayout(settings, channels, maxBlock, RlsLaunchPolicy{}).whyNot;
+    } catch (const CudaError& e) {
+        return std::string("the device failed: ") + e.what();
+    }
+}
+
+void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
+                     const RlsLaunchPolicy& request)
+{
+    const Layout layout = resolveLayout(settings, channels, maxBlock, request);
+    if (!layout.whyNot.empty())
+        throw std::invalid_argument("GpuRls: " + layout.whyNot);
+    const int N = settings.taps;
+    const RlsLaunchPolicy& pol = layout.policy;
+    const bool cluster = pol.cluster == 1;
+    const int K = layout.blocksPerChannel;
+    const int groups = pol.rowsPerBlock / 4;
+    const int sharedGroups = layout.sharedGroups;
+    const std::size_t smem = layout.sharedBytes;
+    const rls::PersistentKernel kernel = layout.kernel;
 
     Impl& m = *impl_;
     m.settings = settings;

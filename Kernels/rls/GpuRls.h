@@ -10,6 +10,7 @@
 // the std::span convenience exists for C++20 callers only.
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 #if __cplusplus >= 202002L
 #include <span>
@@ -19,6 +20,10 @@
 #include "rls/RlsLaunchPolicy.h"
 
 namespace quell::gpu {
+
+// The longest filter the GPU RLS runs, over all far-end channels together (P of 8192^2 floats is 256 MiB
+// per channel; longer filters are the CPU's).
+inline constexpr int kGpuRlsMaxTaps = 8192;
 
 class GpuRls {
 public:
@@ -36,6 +41,10 @@ public:
     void prepare(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock,
                  const RlsLaunchPolicy& policy);
     void reset();
+    // Why prepare(settings, channels, maxBlock) would refuse on the current device (bad settings, too
+    // long, far-end channels it does not take, no layout that fits the device), or empty when it would
+    // run. Never throws: a failing device is a reason too. The one answer to "can this run on the GPU".
+    static std::string whyNot(const dsp::RlsSettings& settings, int channels, std::size_t maxBlock);
     // Whether the GPU RLS takes these far-end channels: 1, or 2 with a multiple of 4 taps each (a float4
     // chunk of u must lie in one channel). prepare() throws std::invalid_argument otherwise.
     static bool takesFarEndChannels(const dsp::RlsSettings& settings);

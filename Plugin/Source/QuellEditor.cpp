@@ -28,7 +28,7 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
 {
     auto& state = owner.parameters();
     for (juce::Component* c : std::initializer_list<juce::Component*>{&erle_, &mic_, &farEnd_, &out_, &plot_, &backend_, &counters_,
-                                                                      &length_, &backendChoice_, &forgetting_, &suppression_,
+                                                                      &length_, &backendChoice_, &forgetting_, &forgettingAuto_, &suppression_,
                                                                       &adaptation_, &comfortNoise_, &bypass_, &lengthLabel_,
                                                                       &backendLabel_, &forgettingLabel_, &suppressionLabel_,
                                                                       &controlsHint_})
@@ -56,6 +56,7 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
     backendAttachment_ = std::make_unique<ComboAttachment>(state, ParamId::backend, backendChoice_);
     forgettingAttachment_ = std::make_unique<SliderAttachment>(state, ParamId::forgetting, forgetting_);
     suppressionAttachment_ = std::make_unique<SliderAttachment>(state, ParamId::suppression, suppression_);
+    forgettingAutoAttachment_ = std::make_unique<ButtonAttachment>(state, ParamId::forgettingAuto, forgettingAuto_);
     adaptationAttachment_ = std::make_unique<ButtonAttachment>(state, ParamId::adaptation, adaptation_);
     comfortNoiseAttachment_ = std::make_unique<ButtonAttachment>(state, ParamId::comfortNoise, comfortNoise_);
     bypassAttachment_ = std::make_unique<ButtonAttachment>(state, ParamId::bypass, bypass_);
@@ -70,6 +71,7 @@ QuellEditor::~QuellEditor() { stopTimer(); }
 void QuellEditor::timerCallback()
 {
     const PluginStatus s = processor_.status();
+    forgetting_.setEnabled(!forgettingAuto_.getToggleState());   // the slider counts only with Auto off
     if (s.prepared) {
         const auto& st = s.stats;
         erle_.setValue(static_cast<float>(st.erleDb), st.refLevelDb > -50.0);
@@ -147,7 +149,8 @@ void QuellEditor::resized()
 
     auto r2 = row(26);
     forgettingLabel_.setBounds(r2.removeFromLeft(130));
-    forgetting_.setBounds(r2.removeFromLeft(230));
+    forgetting_.setBounds(r2.removeFromLeft(170));
+    forgettingAuto_.setBounds(r2.removeFromLeft(60));
     r2.removeFromLeft(20);
     adaptation_.setBounds(r2.removeFromLeft(170));
 

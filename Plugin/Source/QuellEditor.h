@@ -37,11 +37,11 @@ private:
     juce::Label backend_, counters_;
     juce::ComboBox length_, backendChoice_;
     juce::Slider forgetting_, suppression_;
-    juce::ToggleButton adaptation_{"Adapt (off: freeze)"}, comfortNoise_{"Comfort noise"}, bypass_{"Bypass"};
+    juce::ToggleButton forgettingAuto_{"Auto"}, adaptation_{"Adapt (off: freeze)"}, comfortNoise_{"Comfort noise"}, bypass_{"Bypass"};
     juce::Label lengthLabel_, backendLabel_, forgettingLabel_, suppressionLabel_, controlsHint_;
     std::unique_ptr<ComboAttachment> lengthAttachment_, backendAttachment_;
     std::unique_ptr<SliderAttachment> forgettingAttachment_, suppressionAttachment_;
-    std::unique_ptr<ButtonAttachment> adaptationAttachment_, comfortNoiseAttachment_, bypassAttachment_;
+    std::unique_ptr<ButtonAttachment> forgettingAutoAttachment_, adaptationAttachment_, comfortNoiseAttachment_, bypassAttachment_;
     std::vector<float> weights_;
 };
 

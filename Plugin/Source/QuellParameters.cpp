@@ -14,6 +14,7 @@ juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
     StringArray lengths;
     for (int taps : filterLengths)
         lengths.add(String(taps) + " taps (" + String(taps / 16) + " ms)");
+    lengths.add("Automatic");
     layout.add(std::make_unique<AudioParameterChoice>(ParameterID{ParamId::filterLength, 1}, "Filter length", lengths,
                                                       defaultFilterLengthIndex));
 
@@ -24,6 +25,9 @@ juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
     layout.add(std::make_unique<AudioParameterFloat>(
         ParameterID{ParamId::forgetting, 1}, "Forgetting factor", lambdaRange, 0.9999f,
         AudioParameterFloatAttributes().withStringFromValueFunction([](float v, int) { return String(v, 5); })));
+    // On (the default): the canceller's automatic forgetting factor, a memory of 10 x the filter's taps
+    // (0.99998 at 4096 taps), and the slider above is not used.
+    layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::forgettingAuto, 1}, "Automatic forgetting", true));
 
     layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::adaptation, 1}, "Adaptation", true,
                                                     AudioParameterBoolAttributes().withStringFromValueFunction(
@@ -45,6 +49,7 @@ juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
 ParameterReader::ParameterReader(juce::AudioProcessorValueTreeState& state)
     : filterLength_(state.getRawParameterValue(ParamId::filterLength)),
       forgetting_(state.getRawParameterValue(ParamId::forgetting)),
+      forgettingAuto_(state.getRawParameterValue(ParamId::forgettingAuto)),
       backend_(state.getRawParameterValue(ParamId::backend)),
       bypass_(state.getRawParameterValue(ParamId::bypass)),
       adaptation_(state.getRawParameterValue(ParamId::adaptation)),
@@ -66,11 +71,10 @@ aec::CancellerControls ParameterReader::controls() const noexcept
 CancellerChoice ParameterReader::choice() const noexcept
 {
     CancellerChoice c;
-    const int index = std::clamp(static_cast<int>(std::lround(filterLength_->load())), 0,
-                                 static_cast<int>(std::size(filterLengths)) - 1);
-    c.taps = filterLengths[index];
+    const int index = std::clamp(static_cast<int>(std::lround(filterLength_->load())), 0, automaticFilterLengthIndex);
+    c.taps = index == automaticFilterLengthIndex ? 0 : filterLengths[index];
     // Rounded to the parameter's step so float noise in the stored value never looks like a change.
-    c.lambda = std::round(static_cast<double>(forgetting_->load()) * 1e5) / 1e5;
+    c.lambda = forgettingAuto_->load() >= 0.5f ? 0.0 : std::round(static_cast<double>(forgetting_->load()) * 1e5) / 1e5;
     switch (static_cast<int>(std::lround(backend_->load()))) {
     case 1: c.backend = aec::Backend::Gpu; break;
     case 2: c.backend = aec::Backend::Cpu; break;
@@ -84,11 +88,20 @@ aec::EchoCancellerSettings toSettings(const CancellerChoice& choice)
     aec::EchoCancellerSettings s;
     s.taps = choice.taps;
     s.lambda = choice.lambda;
-    s.backend = choice.backend;
+    s.backend = choice.backend == aec::Backend::Gpu ? aec::Backend::Auto : choice.backend;
     // Half a core: on the CPU the canceller picks the longest filter it can afford in real time
     // (see aec/CpuFilterChoice.h) rather than missing deadlines.
     s.cpuRealtimeBudget = 0.5;
     return s;
+}
+
+std::string backendNote(const CancellerChoice& choice, const std::string& fallbackReason)
+{
+    if (fallbackReason.empty())
+        return {};
+    if (choice.backend == aec::Backend::Gpu)
+        return "GPU requested but not usable (" + fallbackReason + "): running on the CPU";
+    return "no GPU: " + fallbackReason;
 }
 
 } // namespace quell::plugin

@@ -1,6 +1,9 @@
 #pragma once
 // The plugin's parameters (AudioProcessorValueTreeState) and how they map onto the echo canceller's
 // settings. Parameter IDs are part of saved sessions: never rename them.
+#include <iterator>
+#include <string>
+
 #include <juce_audio_processors/juce_audio_processors.h>
 
 #include "aec/EchoCanceller.h"
@@ -10,6 +13,7 @@ namespace quell::plugin {
 namespace ParamId {
 inline constexpr const char* filterLength = "filterLength";
 inline constexpr const char* forgetting = "forgetting";
+inline constexpr const char* forgettingAuto = "forgettingAuto";
 inline constexpr const char* adaptation = "adaptation";
 inline constexpr const char* suppression = "suppression";
 inline constexpr const char* comfortNoise = "comfortNoise";
@@ -17,17 +21,20 @@ inline constexpr const char* backend = "backend";
 inline constexpr const char* bypass = "bypass";
 } // namespace ParamId
 
-// Filter lengths offered, in taps at the canceller's 16 kHz rate (8 ms to 256 ms of echo tail).
+// Filter lengths offered, in taps at the canceller's 16 kHz rate (8 ms to 256 ms of echo tail), then
+// "Automatic" (the canceller's choice: 256 ms where the GPU or the CPU's Kalman filter affords it in
+// real time), the default. Appended last so sessions saved with a fixed length keep it.
 inline constexpr int filterLengths[] = {128, 256, 512, 1024, 2048, 4096};
-inline constexpr int defaultFilterLengthIndex = 3;   // 1024 taps = 64 ms
+inline constexpr int automaticFilterLengthIndex = static_cast<int>(std::size(filterLengths));
+inline constexpr int defaultFilterLengthIndex = automaticFilterLengthIndex;
 
 juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout();
 
 // The settings the canceller should run with, read from the parameters' current values (any thread).
 struct CancellerChoice {
-    int taps = 1024;
-    double lambda = 0.9999;
-    aec::Backend backend = aec::Backend::Auto;
+    int taps = 0;          // 0: automatic
+    double lambda = 0.0;   // 0: automatic (aec::effectiveLambda)
+    aec::Backend backend = aec::Backend::Auto;   // as the user picked it (GPU runs as Auto: toSettings)
     bool operator==(const CancellerChoice&) const = default;
 };
 
@@ -43,6 +50,7 @@ public:
 private:
     std::atomic<float>* filterLength_;
     std::atomic<float>* forgetting_;
+    std::atomic<float>* forgettingAuto_;
     std::atomic<float>* backend_;
     std::atomic<float>* bypass_;
     std::atomic<float>* adaptation_;
@@ -50,6 +58,10 @@ private:
     std::atomic<float>* comfortNoise_;
 };
 
+// The canceller's settings for a choice. "GPU" is Auto: the canceller falls back to the CPU when the GPU
+// cannot run, and backendNote() says so, rather than the plugin failing to start.
 aec::EchoCancellerSettings toSettings(const CancellerChoice& choice);
+// What the editor shows about where the filter runs: empty when it runs where asked.
+std::string backendNote(const CancellerChoice& choice, const std::string& fallbackReason);
 
 } // namespace quell::plugin

@@ -105,22 +105,11 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     bool ready = true;
     try {
         engine_.prepare(spec);
-    } catch (const aec::BackendUnavailable& e) {
-        // The user asked for the GPU and there is none: run on the CPU and say why in the editor.
-        backendNote_ = std::string("GPU requested but not usable (") + e.what() + "): running on the CPU";
-        spec.aec.backend = aec::Backend::Auto;
-        try {
-            engine_.prepare(spec);
-        } catch (const std::exception& e2) {
-            backendNote_ = std::string("engine failed: ") + e2.what();
-            ready = false;
-        }
+        backendNote_ = backendNote(choice, engine_.fallbackReason());
     } catch (const std::exception& e) {
         backendNote_ = std::string("engine failed: ") + e.what();
         ready = false;
     }
-    if (ready && backendNote_.empty() && !engine_.fallbackReason().empty())
-        backendNote_ = "no GPU: " + engine_.fallbackReason();
     applied_ = pending_ = choice;
     appliedControls_ = reader_.controls();
     if (ready)
@@ -143,18 +132,9 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
 
 void QuellProcessor::applyChoiceLocked(const CancellerChoice& choice)
 {
-    aec::EchoCancellerSettings settings = toSettings(choice);
     try {
-        engine_.applySettings(settings);
-        backendNote_ = engine_.fallbackReason().empty() ? std::string() : "no GPU: " + engine_.fallbackReason();
-    } catch (const aec::BackendUnavailable& e) {
-        settings.backend = aec::Backend::Auto;
-        try {
-            engine_.applySettings(settings);
-            backendNote_ = std::string("GPU requested but not usable (") + e.what() + "): running on the CPU";
-        } catch (const std::exception& e2) {
-            backendNote_ = std::string("settings not applied: ") + e2.what();
-        }
+        engine_.applySettings(toSettings(choice));
+        backendNote_ = backendNote(choice, engine_.fallbackReason());
     } catch (const std::exception& e) {
         backendNote_ = std::string("settings not applied: ") + e.what();
     }

@@ -6,46 +6,10 @@
 #include <random>
 #include <vector>
 
-#include "dsp/Nlms.h"
+#include "dsp/Pbfdkf.h"
 #include "dsp/Rls.h"
 
 namespace quell::aec {
-namespace {
-
-class CpuNlmsFilter final : public LinearEchoFilter {
-public:
-    explicit CpuNlmsFilter(int taps)
-    {
-        dsp::NlmsSettings s;
-        s.taps = taps;
-        nlms_.prepare(s);
-        taps_ = taps;
-    }
-    void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
-    {
-        nlms_.process(mic, ref, out);
-    }
-    void reset() override { nlms_.reset(); }
-    void setAdaptation(bool on) override { nlms_.setAdaptation(on); }
-    std::vector<float> weights() const override
-    {
-        const auto w = nlms_.weights();
-        return {w.begin(), w.end()};
-    }
-    void copyWeights(std::span<float> out) const override { copyPadded(nlms_.weights(), out); }
-    dsp::RlsHealth health() const override { return {}; }
-    std::string description() const override { return "CPU float32 NLMS, " + std::to_string(taps_) + " taps"; }
-    bool onGpu() const override { return false; }
-
-private:
-    dsp::Nlms<float> nlms_;
-    int taps_ = 0;
-};
-
-} // namespace
-
-std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps) { return std::make_unique<CpuNlmsFilter>(taps); }
-
 namespace {
 
 // The fastest of `runs` timings of `step` (each after one untimed warm-up call).
@@ -112,24 +76,21 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
     constexpr double headroom = 0.8;
     CpuFilterChoice choice;
     const double rlsLoad = measureRlsSecondsPerSample(rls.taps) * sampleRate;
-    if (rlsLoad <= headroom * budget) {
-        choice.filter = makeCpuRlsFilter(rls, 1);
-        choice.mode = choice.filter->description();
+    if (rlsLoad <= headroom * budget)
         return choice;
-    }
     char why[200];
     const double kalmanLoad = measureKalmanSecondsPerSample(kalman) * sampleRate;
     const bool kalmanFits = kalmanLoad <= headroom * budget;
     if (kalmanFits || kalman.channels > 1) {   // (NLMS here is one channel's)
-        choice.filter = makeCpuKalmanFilter(kalman);
+        choice.engine = FilterEngine::CpuKalman;
         std::snprintf(why, sizeof why,
                       kalmanFits ? " (%.2f of a core; RLS at %d taps would need %.1f)" : " (over budget: %.2f of a core; RLS at %d taps would need %.1f)",
                       kalmanLoad, rls.taps, rlsLoad);
     } else {
-        choice.filter = makeCpuNlmsFilter(kalman.taps);
+        choice.engine = FilterEngine::CpuNlms;
         std::snprintf(why, sizeof why, " (the Kalman filter would need %.2f of a core, RLS %.1f)", kalmanLoad, rlsLoad);
     }
-    choice.mode = choice.filter->description() + why;
+    choice.why = why;
     return choice;
 }
 

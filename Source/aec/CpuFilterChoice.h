@@ -11,13 +11,13 @@
 #include <memory>
 #include <string>
 
-#include "aec/LinearEchoFilter.h"
+#include "aec/FilterPlan.h"
 
 namespace quell::aec {
 
 struct CpuFilterChoice {
-    std::unique_ptr<LinearEchoFilter> filter;
-    std::string mode;   // shown to the user, e.g. "CPU float32 frequency-domain Kalman filter, 4096 taps (...)"
+    FilterEngine engine = FilterEngine::CpuRls;   // CpuRls, CpuKalman or CpuNlms
+    std::string why;   // shown after the filter's description, e.g. " (0.12 of a core; RLS at 4096 taps would need 9.1)"
 };
 
 // budget: the fraction of one core the filter may use at `sampleRate` (e.g. 0.5). `kalman` describes the
@@ -28,7 +28,5 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
 // Measured seconds of CPU per sample (the fastest of a few short timed runs on noise).
 double measureRlsSecondsPerSample(int taps);
 double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings);
-
-std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
 
 } // namespace quell::aec

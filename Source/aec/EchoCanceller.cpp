@@ -4,127 +4,27 @@
 #include <cmath>
 #include <cstdio>
 
-#include "aec/CpuFilterChoice.h"
 
 namespace quell::aec {
 
-double effectiveLambda(const EchoCancellerSettings& settings)
-{
-    if (settings.lambda != 0.0)
-        return settings.lambda;
-    // (taps 0, automatic, is resolved by prepare(); before that the 64 ms choice's memory stands.)
-    const double memory = std::max(10000.0, 10.0 * settings.taps * settings.farEndChannels);
-    return 1.0 - 1.0 / memory;
-}
-
-namespace {
-
-// The filter length when settings.taps is 0: on the GPU the longest of 256 and 128 ms that runs at least
-// kAutomaticRealtime times faster than real time here, measured (a real room's tail lasts 0.3 to 0.5 s:
-// 64 ms leaves 10 to 25 dB of it to the suppressor); 256 ms for the CPU's Kalman filter (in real time
-// it is the CPU's filter); 1024 taps otherwise (64 ms at 16 kHz: the CPU's RLS offline). `note` says what was chosen and why.
-constexpr double kAutomaticRealtime = 3.0;
-
-// Whether the CPU runs the Kalman filter without timing RLS: asked for, or an automatic length in real
-// time (the Kalman filter's 256 ms: no CPU runs RLS that long).
-bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
-{
-    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0);
-}
-
-int automaticTaps(const EchoCancellerSettings& s, std::string& note)
-{
-    auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
-    bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
-    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
-        for (const double seconds : {0.256, 0.128}) {
-            dsp::RlsSettings r;
-            r.taps = tapsFor(seconds) * s.farEndChannels;
-            r.channels = s.farEndChannels;
-            EchoCancellerSettings candidate = s;
-            candidate.taps = r.taps / s.farEndChannels;
-            r.lambda = effectiveLambda(candidate);
-            const double speed = measureGpuRlsSamplesPerSecond(r, static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
-            gpuRuns = gpuRuns || speed > 0.0;
-            if (speed >= kAutomaticRealtime * s.sampleRate) {
-                char text[120];
-                std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
-                              speed / s.sampleRate);
-                note = text;
-                return candidate.taps;
-            }
-        }
-    }
-    // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
-    if (!gpuRuns && kalmanOutright(s, true)) {
-        note = " (automatic: 256 ms)";
-        return tapsFor(0.256);
-    }
-    note = " (automatic)";
-    return 1024;
-}
-
-} // namespace
-
 void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t maxBlock)
 {
+    FilterPlanResult planned = planLinearFilter(requested, maxBlock);
+    if (planned.refusal == FilterPlanResult::Refusal::GpuUnavailable)
+        throw BackendUnavailable(planned.whyNot);
+    if (!planned.ok())
+        throw std::invalid_argument(planned.whyNot);
+    const FilterPlan& plan = planned.plan;
     EchoCancellerSettings settings = requested;
-    std::string tapsNote;
-    const bool tapsAutomatic = settings.taps == 0;
-    if (settings.taps == 0)
-        settings.taps = automaticTaps(settings, tapsNote);
-    if (settings.sampleRate < 8000 || settings.sampleRate > 192000)
-        throw std::invalid_argument("echo canceller rate must be between 8000 and 192000 Hz (got "
-                                    + std::to_string(settings.sampleRate) + ")");
-    if (maxBlock == 0)
-        throw std::invalid_argument("echo canceller: maxBlock must be positive");
-    if (!(settings.maxDelaySeconds >= 0.0 && settings.maxDelaySeconds <= 4.0) || !(settings.alignMarginSeconds >= 0.0))
-        throw std::invalid_argument("echo canceller: maxDelaySeconds must be in [0, 4] and alignMarginSeconds >= 0");
-    if (settings.farEndChannels < 1 || settings.farEndChannels > kMaxFarEndChannels)
-        throw std::invalid_argument("echo canceller: the far end may have 1 or 2 channels (got "
-                                    + std::to_string(settings.farEndChannels) + ")");
+    settings.taps = plan.tapsPerChannel;
     const std::size_t channels = static_cast<std::size_t>(settings.farEndChannels);
-    dsp::RlsSettings rls;
-    rls.taps = settings.taps * settings.farEndChannels;
-    rls.channels = settings.farEndChannels;
-    rls.lambda = effectiveLambda(settings);
-    rls.delta = settings.delta;
-    rls.traceCheckSamples = std::max(1, settings.sampleRate / 100);   // the foreground's segment: calls end there
-    dsp::validate(rls);
 
     settings_ = settings;
-    fallbackReason_.clear();
+    plan_ = plan;
+    fallbackReason_ = plan.fallbackReason;
     filter_.reset();
-    if (settings.backend == Backend::Gpu && settings.filter == FilterKind::Kalman)
-        throw std::invalid_argument("the Kalman filter runs on the CPU (--backend cpu or auto)");
-    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman) {
-        std::string whyNot;
-        filter_ = makeGpuRlsFilter(rls, maxBlock, whyNot);
-        if (!filter_) {
-            if (settings.backend == Backend::Gpu)
-                throw BackendUnavailable("--backend gpu: no usable GPU (" + whyNot + ")");
-            fallbackReason_ = whyNot;
-        }
-    }
-    if (!filter_) {
-        dsp::PbfdkfSettings kalman;
-        kalman.taps = settings.taps;
-        kalman.channels = settings.farEndChannels;
-        if (kalmanOutright(settings, tapsAutomatic)) {
-            filter_ = makeCpuKalmanFilter(kalman);
-            description_ = filter_->description();
-        } else if (settings.cpuRealtimeBudget > 0.0) {
-            CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, kalman, settings.sampleRate, settings.cpuRealtimeBudget);
-            filter_ = std::move(choice.filter);
-            description_ = choice.mode;
-        } else {
-            filter_ = makeCpuRlsFilter(rls, settings.cpuThreads);
-            description_ = filter_->description();
-        }
-    } else {
-        description_ = filter_->description();
-    }
-    description_ += tapsNote;
+    filter_ = makeLinearFilter(plan);
+    description_ = filter_->description() + plan.choice;
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
@@ -141,7 +41,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
         refDelayLine_.clear();
     }
     ForegroundSettings fg;
-    fg.taps = static_cast<int>(filter_->weights().size());
+    fg.taps = filter_->taps() * filter_->channels();
     fg.channels = settings.farEndChannels;
     fg.segmentSamples = std::max(1, settings.sampleRate / 100);
     foreground_.prepare(fg);
@@ -152,7 +52,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     alignmentShift_.prepare({});
     guard_.prepare({}, settings.sampleRate);
     drift_.prepare(settings.drift, settings.sampleRate);
-    driftWeights_.assign(filter_->weights().size(), 0.0f);
+    driftWeights_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
@@ -230,7 +130,7 @@ void EchoCanceller::alignReference(std::span<const float> mic, std::size_t n)
         const int target = std::clamp(estimate - margin, 0, static_cast<int>(delayLength_) - 1);
         const long current = std::lround(appliedDelay_ + driftOffset_);
         const long into = estimate - current;
-        const long tapsPerChannel = static_cast<long>(foreground_.weights().size()) / settings_.farEndChannels;
+        const long tapsPerChannel = filter_->taps();
         const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, tapsPerChannel / 2);
         if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current))) {
             appliedDelay_ = target;

@@ -19,10 +19,10 @@
 
 #include "aec/AdaptationGate.h"
 #include "aec/AlignmentShift.h"
-#include "aec/Backend.h"
+#include "aec/EchoCancellerSettings.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FarEndDelayEstimator.h"
-#include "aec/FilterKind.h"
+#include "aec/FilterPlan.h"
 #include "aec/FractionalDelayReader.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/OutputGuard.h"
@@ -32,68 +32,6 @@
 #include "dsp/BiquadCascade.h"
 
 namespace quell::aec {
-
-inline constexpr int kMaxFarEndChannels = 2;
-
-struct EchoCancellerSettings {
-    int sampleRate = 16000;
-    int farEndChannels = 1;
-    // Per far-end channel. 0 = automatic: on the GPU 256 ms (4096 taps at 16 kHz: a 0.3-0.5 s room's tail
-    // is there to 30-50 dB) where that runs three times faster than real time here, measured at prepare,
-    // else 128 ms; otherwise 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the
-    // echo; the rest is the residual suppressor's). settings() reports the length chosen.
-    int taps = 0;
-    // RLS forgetting factor; 0 = automatic (effectiveLambda): a memory of 1/(1 - lambda) = 10 x the
-    // filter's taps and at least 10,000 samples (0.6 s at 16 kHz), long against the filter length so that
-    // the estimate is not noisy, short enough to re-converge within a second after the room changes.
-    // (4096 taps, physical rooms of the corpus: lambda 0.9999, a memory of 2.4 x the taps, cost 1.4 to
-    // 3.9 dB of steady ERLE in single talk, and 13 dB of ERLE and 20 dB of near-end SNR in double talk,
-    // against 0.99998.)
-    double lambda = 0.0;
-    // P(0) = I / delta: a fast start for speech-level signals (-20..-30 dBFS).
-    double delta = 1e-2;
-    // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
-    double highPassHz = 40.0;
-    Backend backend = Backend::Auto;
-    // The adaptive filter (FilterKind.h): Auto = RLS on the GPU; on the CPU RLS where it fits the
-    // real-time budget (or offline), the frequency-domain Kalman filter otherwise.
-    FilterKind filter = FilterKind::Auto;
-    // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
-    // When RLS of `taps` does not fit, the Kalman filter of the same length runs instead (NLMS only if
-    // that does not fit either; see CpuFilterChoice.h) and backendDescription() says which.
-    double cpuRealtimeBudget = 0.0;
-    // Threads of the CPU RLS (0: automatic, see dsp::Rls::setWorkerThreads). 1 avoids the per-sample
-    // barrier, which costs more than it saves on a loaded machine (offline evaluation).
-    int cpuThreads = 0;
-    // Far-end delay alignment: bulk delays from 0 to maxDelaySeconds are found and followed (0: off, the
-    // reference goes to the filter as it comes). The reference is delayed by the estimate less
-    // alignMarginSeconds, which keeps a few taps before the direct path (the estimate is at 4 kHz
-    // resolution and the strongest reflection may come after a weaker first one).
-    double maxDelaySeconds = 1.0;
-    double alignMarginSeconds = 0.004;
-    // Double-talk protection (ForegroundEchoFilter): the output comes from a fixed copy of the adaptive
-    // filter, refreshed whenever the adaptive one is clearly better. Off: the adaptive filter's output.
-    bool twoPath = true;
-    // Residual echo suppression and comfort noise after the linear filter (enabled: N - 1 samples of
-    // latency, 127 at 16 kHz; the amount and the comfort noise can change at run time).
-    SuppressorSettings suppressor{};
-    // Restart the filter's covariance when the output loses its echo reduction (PathChangeDetector).
-    // One far-end channel only: with several, the loudspeakers' strongly correlated signals leave the
-    // filter's solution partly undetermined, and a change in how they relate (a voice moving from one
-    // side to the other) looks like a path change while the RLS follows it by itself, fast, in the
-    // directions the new signals excite; a restart throws away what it knows in all the others
-    // (measured on the physical stereo speech scenario at 2 x 4096 taps on the H100: 16.2 dB of ERLE
-    // with restarts, 27.4 without).
-    bool restartOnPathChange = true;
-    // Follow clock drift between far end and microphone (ClockDriftTracker): the far end is read at a
-    // fractional delay that moves every sample. Needs delay alignment (maxDelaySeconds > 0) and a bulk
-    // delay of at least 0.5 ms to move within.
-    DriftSettings drift{};
-};
-
-// The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
-// (memory max(10000, 10 x taps x far-end channels) samples).
-double effectiveLambda(const EchoCancellerSettings& settings);
 
 // What a user may change while audio runs, without a rebuild.
 struct CancellerControls {
@@ -134,6 +72,8 @@ public:
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
     // The settings in use: as requested, with the automatic filter length resolved.
     const EchoCancellerSettings& settings() const { return settings_; }
+    // Which filter runs and why (FilterPlan.h).
+    const FilterPlan& plan() const { return plan_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
     int alignedDelaySamples() const { return appliedDelay_; }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
@@ -173,6 +113,7 @@ private:
     bool shiftKeepsPath(long target, int shift);
 
     EchoCancellerSettings settings_{};
+    FilterPlan plan_{};
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
     std::vector<float> micScratch_;

@@ -1,9 +1,11 @@
+#include "aec/FilterPlan.h"
 #include "aec/LinearEchoFilter.h"
 
 #include <algorithm>
 
 #include <chrono>
 #include <random>
+#include <stdexcept>
 
 #if defined(QUELL_HAS_CUDA)
 #include "common/GpuDevice.h"
@@ -28,6 +30,8 @@ public:
         rls_.process(mic, ref, out);
     }
     void reset() override { rls_.reset(); }
+    int taps() const override { return rls_.taps() / farEndChannels_; }
+    int channels() const override { return farEndChannels_; }
     void restartCovariance() override { rls_.restartCovariance(0); }
     void setAdaptation(bool on) override { rls_.setAdaptation(on); }
     std::vector<float> weights() const override { return rls_.weights(0); }
@@ -55,25 +59,22 @@ private:
 
 } // namespace
 
-std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock,
-                                                   std::string& whyNot)
+std::string gpuRlsWhyNot(const dsp::RlsSettings& settings, std::size_t maxBlock)
 {
-    dsp::validate(settings);
-    if (!gpu::GpuRls::takesFarEndChannels(settings)) {
-        whyNot = "the GPU RLS takes one far-end channel, or two with a multiple of 4 taps each (this runs on the CPU)";
-        return nullptr;
-    }
     const gpu::DeviceInfo device = gpu::queryDevice();
-    if (!device.available) {
-        whyNot = device.description;
-        return nullptr;
-    }
-    return std::make_unique<GpuRlsFilter>(settings, maxBlock, device.description);
+    if (!device.available)
+        return device.description;
+    return gpu::GpuRls::whyNot(settings, 1, maxBlock);
+}
+
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock)
+{
+    return std::make_unique<GpuRlsFilter>(settings, maxBlock, gpu::queryDevice().description);
 }
 
 double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings& settings, std::size_t block)
 {
-    if (settings.taps > 8192 || !gpu::GpuRls::takesFarEndChannels(settings) || !gpu::queryDevice().available)
+    if (!gpuRlsWhyNot(settings, block).empty())
         return 0.0;
     gpu::GpuRls rls;
     rls.prepare(settings, 1, block);
@@ -102,11 +103,14 @@ double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings& settings, std::size
 
 double measureGpuRlsSamplesPerSecond(const dsp::RlsSettings&, std::size_t) { return 0.0; }
 
-std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t, std::string& whyNot)
+std::string gpuRlsWhyNot(const dsp::RlsSettings&, std::size_t)
 {
-    dsp::validate(settings);
-    whyNot = "this build of Quell has no CUDA support (configured with QUELL_CUDA=OFF)";
-    return nullptr;
+    return "this build of Quell has no CUDA support (configured with QUELL_CUDA=OFF)";
+}
+
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings&, std::size_t)
+{
+    throw std::invalid_argument("this build of Quell has no CUDA support (configured with QUELL_CUDA=OFF)");
 }
 
 #endif

@@ -29,6 +29,9 @@ public:
         process(mic, ref, out);
     }
     virtual void reset() = 0;
+    // The length per far-end channel, and the far-end channels (weights() holds taps() x channels()).
+    virtual int taps() const = 0;
+    virtual int channels() const = 0;
     virtual std::vector<float> weights() const = 0;
     // The weights into `out` (its length; missing taps are zero). The default goes through weights() and
     // allocates; the CPU and GPU filters override it without allocating (it runs on the real-time thread).
@@ -43,18 +46,15 @@ public:
     virtual bool onGpu() const = 0;
 };
 
-// float32 RLS on the CPU (the fallback). Throws std::invalid_argument on bad settings.
-// threads: as dsp::Rls::setWorkerThreads (0 = automatic).
+// The filters, as a FilterPlan (FilterPlan.h) describes them; the plan has checked the settings.
+// float32 RLS on the CPU. threads: as dsp::Rls::setWorkerThreads (0 = automatic).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
-
-// float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf). Throws
-// std::invalid_argument on bad settings.
+// float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
-
-// float32 RLS on the GPU. Returns nullptr and sets `whyNot` when the build has no CUDA or no device
-// is usable; throws std::invalid_argument on bad settings.
-std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock,
-                                                   std::string& whyNot);
+// float32 NLMS on the CPU, one far-end channel.
+std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
+// float32 RLS on the GPU (throws std::invalid_argument where gpuRlsWhyNot() has a reason).
+std::unique_ptr<LinearEchoFilter> makeGpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock);
 
 // Samples per second the GPU RLS runs at with these settings, called with blocks of `block` samples
 // (timed on noise after a warm-up, a few tens of milliseconds); 0 when no GPU RLS can run them.

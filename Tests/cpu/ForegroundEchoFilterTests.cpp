@@ -17,6 +17,8 @@ public:
     explicit FixedWeights(std::vector<float> w) : w_(std::move(w)) {}
     void process(std::span<const float>, std::span<const float>, std::span<float>) override {}
     void reset() override {}
+    int taps() const override { return static_cast<int>(w_.size()); }
+    int channels() const override { return 1; }
     void setAdaptation(bool) override {}
     std::vector<float> weights() const override { return w_; }
     dsp::RlsHealth health() const override { return {}; }

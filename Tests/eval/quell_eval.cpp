@@ -32,12 +32,14 @@
 #include <string>
 
 #include "aec/Backend.h"
+#include "aec/EchoCancellerSettings.h"
 #include "aec/FilterKind.h"
 #include "eval/AssertedTargets.h"
 #include "eval/ComparisonTable.h"
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
 #include "eval/EvalCanceller.h"
+#include "io/CommandLine.h"
 
 using namespace quell::eval;
 
@@ -110,11 +112,11 @@ int main(int argc, char** argv)
         };
         try {
             if (a == "--corpus") corpus = next();
-            else if (a == "--taps") qo.taps = std::stoi(next());
-            else if (a == "--lambda") qo.lambda = std::stod(next());
-            else if (a == "--threads") qo.threads = std::stoi(next());
+            else if (a == "--taps") qo.taps = quell::io::parseInt(a, next(), 0, quell::aec::kMaxTaps);
+            else if (a == "--lambda") qo.lambda = quell::io::parseDouble(a, next(), 0.0, 1.0);
+            else if (a == "--threads") qo.threads = quell::io::parseInt(a, next(), 0, 256);
             else if (a == "--one-path") qo.twoPath = false;
-            else if (a == "--suppression") qo.suppressionDb = std::stod(next());
+            else if (a == "--suppression") qo.suppressionDb = quell::io::parseDouble(a, next(), 0.0, 60.0);
             else if (a == "--no-comfort-noise") qo.comfortNoise = false;
             else if (a == "--downmix") qo.multichannel = false;
             else if (a == "--no-restart") qo.restartOnPathChange = false;

@@ -1,0 +1,38 @@
+#include "aec/EchoCancellerSettings.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace quell::aec {
+
+double effectiveLambda(const EchoCancellerSettings& settings)
+{
+    if (settings.lambda != 0.0)
+        return settings.lambda;
+    // (taps 0, automatic, is resolved by the filter plan; before that the 64 ms choice's memory stands.)
+    const double memory = std::max(10000.0, 10.0 * settings.taps * settings.farEndChannels);
+    return 1.0 - 1.0 / memory;
+}
+
+void validate(const EchoCancellerSettings& s)
+{
+    auto bad = [](const std::string& what) { throw std::invalid_argument("echo canceller: " + what); };
+    if (s.sampleRate < kMinSampleRate || s.sampleRate > kMaxSampleRate)
+        bad("the rate must be between " + std::to_string(kMinSampleRate) + " and " + std::to_string(kMaxSampleRate)
+            + " Hz (got " + std::to_string(s.sampleRate) + ")");
+    if (s.farEndChannels < 1 || s.farEndChannels > kMaxFarEndChannels)
+        bad("the far end may have 1 or 2 channels (got " + std::to_string(s.farEndChannels) + ")");
+    if (s.taps != 0 && (s.taps < kMinTaps || s.taps > kMaxTaps))
+        bad("the filter length must be 0 (automatic) or " + std::to_string(kMinTaps) + " to " + std::to_string(kMaxTaps)
+            + " taps per far-end channel (got " + std::to_string(s.taps) + ")");
+    if (s.lambda != 0.0 && !(s.lambda >= 0.9 && s.lambda <= 1.0))
+        bad("lambda must be 0 (automatic) or lie in [0.9, 1] (got " + std::to_string(s.lambda) + ")");
+    if (!(s.maxDelaySeconds >= 0.0 && s.maxDelaySeconds <= kMaxDelaySeconds) || !(s.alignMarginSeconds >= 0.0))
+        bad("maxDelaySeconds must be in [0, " + std::to_string(static_cast<int>(kMaxDelaySeconds))
+            + "] and alignMarginSeconds >= 0");
+    if (!(s.cpuRealtimeBudget >= 0.0))
+        bad("cpuRealtimeBudget must be >= 0");
+}
+
+} // namespace quell::aec

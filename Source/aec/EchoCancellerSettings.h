@@ -1,0 +1,83 @@
+#pragma once
+// What the echo canceller is asked to do, with every limit beside the check that enforces it. The filter
+// length is per far-end channel everywhere above the filters themselves.
+#include "aec/Backend.h"
+#include "aec/ClockDriftTracker.h"
+#include "aec/FilterKind.h"
+#include "aec/ResidualEchoSuppressor.h"
+
+namespace quell::aec {
+
+inline constexpr int kMaxFarEndChannels = 2;
+// The filter length a user may ask for, per far-end channel (the GPU takes 8192 in all channels together;
+// longer stereo filters run on the CPU).
+inline constexpr int kMinTaps = 8;
+inline constexpr int kMaxTaps = 8192;
+inline constexpr int kMinSampleRate = 8000;
+inline constexpr int kMaxSampleRate = 192000;
+inline constexpr double kMaxDelaySeconds = 4.0;
+
+struct EchoCancellerSettings {
+    int sampleRate = 16000;
+    int farEndChannels = 1;
+    // Per far-end channel. 0 = automatic: on the GPU 256 ms (4096 taps at 16 kHz: a 0.3-0.5 s room's tail
+    // is there to 30-50 dB) where that runs three times faster than real time here, measured at prepare,
+    // else 128 ms; otherwise 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the
+    // echo; the rest is the residual suppressor's). settings() reports the length chosen.
+    int taps = 0;
+    // RLS forgetting factor; 0 = automatic (effectiveLambda): a memory of 1/(1 - lambda) = 10 x the
+    // filter's taps and at least 10,000 samples (0.6 s at 16 kHz), long against the filter length so that
+    // the estimate is not noisy, short enough to re-converge within a second after the room changes.
+    // (4096 taps, physical rooms of the corpus: lambda 0.9999, a memory of 2.4 x the taps, cost 1.4 to
+    // 3.9 dB of steady ERLE in single talk, and 13 dB of ERLE and 20 dB of near-end SNR in double talk,
+    // against 0.99998.)
+    double lambda = 0.0;
+    // P(0) = I / delta: a fast start for speech-level signals (-20..-30 dBFS).
+    double delta = 1e-2;
+    // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
+    double highPassHz = 40.0;
+    Backend backend = Backend::Auto;
+    // The adaptive filter (FilterKind.h): Auto = RLS on the GPU; on the CPU RLS where it fits the
+    // real-time budget (or offline), the frequency-domain Kalman filter otherwise.
+    FilterKind filter = FilterKind::Auto;
+    // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
+    // When RLS of `taps` does not fit, the Kalman filter of the same length runs instead (NLMS only if
+    // that does not fit either; see CpuFilterChoice.h) and backendDescription() says which.
+    double cpuRealtimeBudget = 0.0;
+    // Threads of the CPU RLS (0: automatic, see dsp::Rls::setWorkerThreads). 1 avoids the per-sample
+    // barrier, which costs more than it saves on a loaded machine (offline evaluation).
+    int cpuThreads = 0;
+    // Far-end delay alignment: bulk delays from 0 to maxDelaySeconds are found and followed (0: off, the
+    // reference goes to the filter as it comes). The reference is delayed by the estimate less
+    // alignMarginSeconds, which keeps a few taps before the direct path (the estimate is at 4 kHz
+    // resolution and the strongest reflection may come after a weaker first one).
+    double maxDelaySeconds = 1.0;
+    double alignMarginSeconds = 0.004;
+    // Double-talk protection (ForegroundEchoFilter): the output comes from a fixed copy of the adaptive
+    // filter, refreshed whenever the adaptive one is clearly better. Off: the adaptive filter's output.
+    bool twoPath = true;
+    // Residual echo suppression and comfort noise after the linear filter (enabled: N - 1 samples of
+    // latency, 127 at 16 kHz; the amount and the comfort noise can change at run time).
+    SuppressorSettings suppressor{};
+    // Restart the filter's covariance when the output loses its echo reduction (PathChangeDetector).
+    // One far-end channel only: with several, the loudspeakers' strongly correlated signals leave the
+    // filter's solution partly undetermined, and a change in how they relate (a voice moving from one
+    // side to the other) looks like a path change while the RLS follows it by itself, fast, in the
+    // directions the new signals excite; a restart throws away what it knows in all the others
+    // (measured on the physical stereo speech scenario at 2 x 4096 taps on the H100: 16.2 dB of ERLE
+    // with restarts, 27.4 without).
+    bool restartOnPathChange = true;
+    // Follow clock drift between far end and microphone (ClockDriftTracker): the far end is read at a
+    // fractional delay that moves every sample. Needs delay alignment (maxDelaySeconds > 0) and a bulk
+    // delay of at least 0.5 ms to move within.
+    DriftSettings drift{};
+};
+
+// The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
+// (memory max(10000, 10 x taps x far-end channels) samples).
+double effectiveLambda(const EchoCancellerSettings& settings);
+
+// Throws std::invalid_argument naming the first value outside its range (taps 0 is automatic).
+void validate(const EchoCancellerSettings& settings);
+
+} // namespace quell::aec

@@ -1,0 +1,170 @@
+#include "aec/FilterPlan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "aec/CpuFilterChoice.h"
+
+namespace quell::aec {
+namespace {
+
+// An automatic length on a GPU takes the longest tail that runs at least this many times faster than
+// real time (a real room's tail lasts 0.3 to 0.5 s: 64 ms leaves 10 to 25 dB of it to the suppressor).
+constexpr double kAutomaticRealtime = 3.0;
+
+// Whether the CPU runs the Kalman filter without timing RLS: asked for, or an automatic length in real
+// time (the Kalman filter's 256 ms: no CPU runs RLS that long).
+bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
+{
+    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0);
+}
+
+dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, int tapsPerChannel)
+{
+    dsp::RlsSettings r;
+    r.taps = tapsPerChannel * s.farEndChannels;
+    r.channels = s.farEndChannels;
+    EchoCancellerSettings resolved = s;
+    resolved.taps = tapsPerChannel;
+    r.lambda = effectiveLambda(resolved);
+    r.delta = s.delta;
+    r.traceCheckSamples = std::max(1, s.sampleRate / 100);   // the foreground's segment: calls end there
+    return r;
+}
+
+// The length per far-end channel when settings.taps is 0, and what to say about it.
+int automaticTaps(const EchoCancellerSettings& s, std::size_t maxBlock, std::string& note)
+{
+    auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
+    bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
+    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
+        for (const double seconds : {0.256, 0.128}) {
+            const int taps = tapsFor(seconds);
+            const dsp::RlsSettings r = rlsFor(s, taps);
+            if (!gpuRlsWhyNot(r, maxBlock).empty())
+                continue;
+            gpuRuns = true;
+            const double speed = measureGpuRlsSamplesPerSecond(r, static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            if (speed >= kAutomaticRealtime * s.sampleRate) {
+                char text[120];
+                std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
+                              speed / s.sampleRate);
+                note = text;
+                return taps;
+            }
+        }
+    }
+    // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
+    if (!gpuRuns && kalmanOutright(s, true)) {
+        note = " (automatic: 256 ms)";
+        return tapsFor(0.256);
+    }
+    note = " (automatic)";
+    return 1024;
+}
+
+} // namespace
+
+const char* toString(FilterEngine engine)
+{
+    switch (engine) {
+    case FilterEngine::GpuRls: return "GPU RLS";
+    case FilterEngine::CpuRls: return "CPU RLS";
+    case FilterEngine::CpuKalman: return "CPU Kalman";
+    case FilterEngine::CpuNlms: return "CPU NLMS";
+    }
+    return "?";
+}
+
+dsp::RlsSettings FilterPlan::rlsSettings() const
+{
+    dsp::RlsSettings r;
+    r.taps = totalTaps();
+    r.channels = channels;
+    r.lambda = lambda;
+    r.delta = delta;
+    r.traceCheckSamples = traceCheckSamples;
+    return r;
+}
+
+dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
+{
+    dsp::PbfdkfSettings k;
+    k.taps = tapsPerChannel;
+    k.channels = channels;
+    return k;
+}
+
+FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::size_t maxBlock)
+{
+    FilterPlanResult result;
+    auto refuse = [&](FilterPlanResult::Refusal refusal, std::string why) {
+        result.refusal = refusal;
+        result.whyNot = std::move(why);
+        return result;
+    };
+    try {
+        validate(settings);
+    } catch (const std::invalid_argument& e) {
+        return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
+    }
+    if (maxBlock == 0)
+        return refuse(FilterPlanResult::Refusal::BadSettings, "echo canceller: maxBlock must be positive");
+    if (settings.backend == Backend::Gpu && settings.filter == FilterKind::Kalman)
+        return refuse(FilterPlanResult::Refusal::BadSettings, "the Kalman filter runs on the CPU (--backend cpu or auto)");
+
+    FilterPlan& plan = result.plan;
+    const bool tapsAutomatic = settings.taps == 0;
+    plan.tapsPerChannel = tapsAutomatic ? automaticTaps(settings, maxBlock, plan.choice) : settings.taps;
+    plan.channels = settings.farEndChannels;
+    plan.maxBlock = maxBlock;
+    plan.cpuThreads = settings.cpuThreads;
+    const dsp::RlsSettings rls = rlsFor(settings, plan.tapsPerChannel);
+    plan.lambda = rls.lambda;
+    plan.delta = rls.delta;
+    plan.traceCheckSamples = rls.traceCheckSamples;
+    try {
+        dsp::validate(rls);
+    } catch (const std::invalid_argument& e) {
+        return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
+    }
+
+    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman) {
+        std::string whyNot = gpuRlsWhyNot(rls, maxBlock);
+        if (whyNot.empty()) {
+            plan.engine = FilterEngine::GpuRls;
+            return result;
+        }
+        if (settings.backend == Backend::Gpu)
+            return refuse(FilterPlanResult::Refusal::GpuUnavailable, "--backend gpu: no usable GPU for these settings (" + whyNot + ")");
+        plan.fallbackReason = std::move(whyNot);
+    }
+    if (kalmanOutright(settings, tapsAutomatic)) {
+        plan.engine = FilterEngine::CpuKalman;
+    } else if (settings.cpuRealtimeBudget > 0.0) {
+        const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), settings.sampleRate,
+                                                               settings.cpuRealtimeBudget);
+        plan.engine = choice.engine;
+        plan.choice = choice.why + plan.choice;
+    } else {
+        plan.engine = FilterEngine::CpuRls;
+    }
+    if (plan.engine == FilterEngine::CpuRls && settings.cpuRealtimeBudget > 0.0)
+        plan.cpuThreads = 1;   // the real-time filter runs on one thread (as timed)
+    return result;
+}
+
+std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan)
+{
+    switch (plan.engine) {
+    case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rlsSettings(), plan.maxBlock);
+    case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rlsSettings(), plan.cpuThreads);
+    case FilterEngine::CpuKalman: return makeCpuKalmanFilter(plan.kalmanSettings());
+    case FilterEngine::CpuNlms: return makeCpuNlmsFilter(plan.tapsPerChannel);
+    }
+    throw std::logic_error("makeLinearFilter: unknown engine");
+}
+
+} // namespace quell::aec

@@ -1,0 +1,65 @@
+#pragma once
+// Which adaptive filter the echo canceller runs, decided in one place. planLinearFilter() takes the
+// settings and the block size and returns either a plan (where and which filter, its length per far-end
+// channel, its channels and forgetting factor, and why it was chosen) or the reason nothing can run as
+// asked, without throwing; makeLinearFilter() allocates what a plan says and nothing else decides.
+//
+// The decisions, in order:
+//  - the length: settings.taps, or when 0 the automatic one (on a GPU the longest of 256 and 128 ms that
+//    runs three times faster than real time, measured; 256 ms for the CPU's Kalman filter in real time;
+//    1024 taps otherwise);
+//  - the GPU RLS when the backend allows it and it can run these settings here (gpuRlsWhyNot); Auto
+//    falls back to the CPU on any reason and keeps it in fallbackReason;
+//  - on the CPU: the Kalman filter when asked for or for an automatic length in real time; RLS offline;
+//    in real time the measured choice of CpuFilterChoice.h (RLS, Kalman or NLMS).
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "aec/EchoCancellerSettings.h"
+#include "aec/LinearEchoFilter.h"
+
+namespace quell::aec {
+
+enum class FilterEngine { GpuRls, CpuRls, CpuKalman, CpuNlms };
+
+const char* toString(FilterEngine engine);
+
+struct FilterPlan {
+    FilterEngine engine = FilterEngine::CpuRls;
+    int tapsPerChannel = 0;
+    int channels = 1;
+    double lambda = 0.0;        // the RLS forgetting factor (effectiveLambda)
+    double delta = 1e-2;
+    int traceCheckSamples = 160;
+    int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
+    std::size_t maxBlock = 0;   // the most samples per call
+    std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
+    std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)
+
+    int totalTaps() const { return tapsPerChannel * channels; }
+    // The RLS settings of this plan (the GPU's and the CPU's RLS).
+    dsp::RlsSettings rlsSettings() const;
+    dsp::PbfdkfSettings kalmanSettings() const;
+};
+
+struct FilterPlanResult {
+    enum class Refusal { None, BadSettings, GpuUnavailable };
+    FilterPlan plan;                 // valid when refusal is None
+    Refusal refusal = Refusal::None;
+    std::string whyNot;              // the reason, when refused
+    bool ok() const { return refusal == Refusal::None; }
+};
+
+// Never throws for settings or devices that cannot run (the result says why); it measures at most a few
+// tens of milliseconds (automatic lengths on a GPU, the CPU's real-time choice).
+FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::size_t maxBlock);
+
+// The filter a plan describes. Throws only when the device fails while allocating.
+std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan);
+
+// Why the GPU RLS cannot run `settings` with calls of up to maxBlock samples here (no CUDA in this
+// build, no usable device, too long, far-end channels it does not take, no layout fits), or empty.
+std::string gpuRlsWhyNot(const dsp::RlsSettings& settings, std::size_t maxBlock);
+
+} // namespace quell::aec

@@ -1,0 +1,205 @@
+// The filter plan: every refusal is a reason, never an exception; every fallback says why; the plan's
+// filter is the one it describes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "aec/CpuFilterChoice.h"
+#include "aec/EchoCanceller.h"
+#include "aec/FilterPlan.h"
+
+using namespace quell;
+using aec::FilterEngine;
+using Refusal = aec::FilterPlanResult::Refusal;
+
+namespace {
+
+aec::EchoCancellerSettings cpuOffline(int taps)
+{
+    aec::EchoCancellerSettings s;
+    s.backend = aec::Backend::Cpu;
+    s.taps = taps;
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("the filter plan refuses bad settings with a reason instead of throwing", "[aec][plan]")
+{
+    struct Case {
+        const char* what;
+        aec::EchoCancellerSettings settings;
+        std::size_t maxBlock;
+        const char* reason;
+    };
+    auto with = [](auto change) {
+        aec::EchoCancellerSettings s = cpuOffline(1024);
+        change(s);
+        return s;
+    };
+    const Case cases[] = {
+        {"rate", with([](auto& s) { s.sampleRate = 7000; }), 160, "7000"},
+        {"short", with([](auto& s) { s.taps = aec::kMinTaps - 1; }), 160, "taps per far-end channel"},
+        {"long", with([](auto& s) { s.taps = aec::kMaxTaps + 1; }), 160, "8193"},
+        {"lambda", with([](auto& s) { s.lambda = 0.5; }), 160, "lambda"},
+        {"channels", with([](auto& s) { s.farEndChannels = 3; }), 160, "1 or 2 channels"},
+        {"delay", with([](auto& s) { s.maxDelaySeconds = 5.0; }), 160, "maxDelaySeconds"},
+        {"block", cpuOffline(1024), 0, "maxBlock"},
+        {"kalman on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Kalman; }), 160,
+         "Kalman filter runs on the CPU"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        aec::FilterPlanResult r;
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(c.settings, c.maxBlock));
+        CHECK(r.refusal == Refusal::BadSettings);
+        CHECK_THAT(r.whyNot, Catch::Contains(c.reason));
+        aec::EchoCanceller canceller;
+        CHECK_THROWS_AS(canceller.prepare(c.settings, c.maxBlock), std::invalid_argument);
+    }
+}
+
+TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked or automatic in real time", "[aec][plan]")
+{
+    SECTION("offline RLS at the length asked, with the automatic lambda")
+    {
+        const auto r = aec::planLinearFilter(cpuOffline(1000), 160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuRls);
+        CHECK(r.plan.tapsPerChannel == 1000);
+        CHECK(r.plan.channels == 1);
+        CHECK(r.plan.lambda == Approx(1.0 - 1.0 / 10000.0));
+        CHECK(r.plan.fallbackReason.empty());   // the CPU was asked for
+    }
+    SECTION("stereo: taps stay per channel, lambda follows the total")
+    {
+        aec::EchoCancellerSettings s = cpuOffline(2000);
+        s.farEndChannels = 2;
+        const auto r = aec::planLinearFilter(s, 160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.tapsPerChannel == 2000);
+        CHECK(r.plan.totalTaps() == 4000);
+        CHECK(r.plan.rlsSettings().taps == 4000);
+        CHECK(r.plan.rlsSettings().channels == 2);
+        CHECK(r.plan.kalmanSettings().taps == 2000);
+        CHECK(r.plan.lambda == Approx(1.0 - 1.0 / 40000.0));
+    }
+    SECTION("the Kalman filter when asked for")
+    {
+        aec::EchoCancellerSettings s = cpuOffline(4096);
+        s.filter = aec::FilterKind::Kalman;
+        const auto r = aec::planLinearFilter(s, 160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+    }
+    SECTION("an automatic length in real time is the Kalman filter's 256 ms")
+    {
+        aec::EchoCancellerSettings s = cpuOffline(0);
+        s.cpuRealtimeBudget = 0.5;
+        const auto r = aec::planLinearFilter(s, 160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.tapsPerChannel == 4096);
+        CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
+    }
+    SECTION("an automatic length offline is 1024 taps of RLS")
+    {
+        const auto r = aec::planLinearFilter(cpuOffline(0), 160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuRls);
+        CHECK(r.plan.tapsPerChannel == 1024);
+    }
+}
+
+TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU is refused with it", "[aec][plan]")
+{
+    // Where this runs with a usable GPU the first case plans the GPU; everywhere the stereo cases
+    // (4100 taps per channel: 8200 in all, past the GPU's 8192; 4101: not a multiple of 4) fall back.
+    aec::EchoCancellerSettings s;
+    s.taps = 1024;
+    const std::string gpuWhyNot = aec::gpuRlsWhyNot(aec::planLinearFilter(cpuOffline(1024), 160).plan.rlsSettings(), 160);
+    {
+        const auto r = aec::planLinearFilter(s, 160);
+        REQUIRE(r.ok());
+        if (gpuWhyNot.empty()) {
+            CHECK(r.plan.engine == FilterEngine::GpuRls);
+        } else {
+            CHECK(r.plan.engine == FilterEngine::CpuRls);
+            CHECK(r.plan.fallbackReason == gpuWhyNot);
+        }
+    }
+    for (const int taps : {4100, 4101}) {
+        INFO("stereo, " << taps << " taps per channel");
+        aec::EchoCancellerSettings stereo = s;
+        stereo.farEndChannels = 2;
+        stereo.taps = taps;
+        aec::FilterPlanResult r;
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, 160));
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuRls);
+        CHECK_FALSE(r.plan.fallbackReason.empty());
+        if (gpuWhyNot.empty())
+            CHECK_THAT(r.plan.fallbackReason, Catch::Contains(taps == 4100 ? "8192" : "multiple of 4"));
+
+        stereo.backend = aec::Backend::Gpu;
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, 160));
+        CHECK(r.refusal == Refusal::GpuUnavailable);
+        CHECK_THAT(r.whyNot, Catch::Contains("--backend gpu"));
+        aec::EchoCanceller canceller;
+        CHECK_THROWS_AS(canceller.prepare(stereo, 160), aec::BackendUnavailable);
+    }
+}
+
+TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")
+{
+    aec::FilterPlan plan;
+    plan.tapsPerChannel = 96;
+    plan.lambda = 0.9999;
+    plan.maxBlock = 160;
+    for (const FilterEngine engine : {FilterEngine::CpuRls, FilterEngine::CpuKalman, FilterEngine::CpuNlms}) {
+        for (const int channels : {1, 2}) {
+            if (engine == FilterEngine::CpuNlms && channels == 2)
+                continue;   // NLMS is one channel's
+            INFO(aec::toString(engine) << ", " << channels << " channels");
+            plan.engine = engine;
+            plan.channels = channels;
+            const auto filter = aec::makeLinearFilter(plan);
+            CHECK(filter->taps() == 96);
+            CHECK(filter->channels() == channels);
+            CHECK(filter->weights().size() == static_cast<std::size_t>(96 * channels));
+            CHECK_FALSE(filter->onGpu());
+        }
+    }
+}
+
+TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter, NLMS last", "[aec][plan][choice]")
+{
+    dsp::RlsSettings rls;
+    rls.taps = 2048;
+    dsp::PbfdkfSettings kalman;
+    kalman.taps = 2048;
+    // No budget is too large for RLS; none too small for NLMS on one channel; two channels never get NLMS.
+    CHECK(aec::chooseRealtimeCpuFilter(rls, kalman, 16000, 1e9).engine == FilterEngine::CpuRls);
+    const auto starved = aec::chooseRealtimeCpuFilter(rls, kalman, 16000, 1e-9);
+    CHECK(starved.engine == FilterEngine::CpuNlms);
+    CHECK_THAT(starved.why, Catch::Contains("would need"));
+    dsp::RlsSettings stereoRls = rls;
+    stereoRls.taps = 4096;
+    stereoRls.channels = 2;
+    dsp::PbfdkfSettings stereoKalman = kalman;
+    stereoKalman.channels = 2;
+    const auto stereo = aec::chooseRealtimeCpuFilter(stereoRls, stereoKalman, 16000, 1e-9);
+    CHECK(stereo.engine == FilterEngine::CpuKalman);
+    CHECK_THAT(stereo.why, Catch::Contains("over budget"));
+
+    // Between the two costs (RLS at 2048 taps costs tens of times the Kalman filter's): the Kalman filter.
+    const double rlsLoad = aec::measureRlsSecondsPerSample(rls.taps) * 16000;
+    const double kalmanLoad = aec::measureKalmanSecondsPerSample(kalman) * 16000;
+    INFO("RLS " << rlsLoad << " of a core, Kalman " << kalmanLoad);
+    REQUIRE(rlsLoad > 8.0 * kalmanLoad);
+    const double between = std::sqrt(rlsLoad * kalmanLoad);
+    const auto middle = aec::chooseRealtimeCpuFilter(rls, kalman, 16000, between);
+    CHECK(middle.engine == FilterEngine::CpuKalman);
+    CHECK_THAT(middle.why, Catch::Contains("of a core"));
+}
