@@ -95,6 +95,15 @@ private:
 class Stream {
 public:
     Stream() { QUELL_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+    // The device's highest priority: where another process or stream shares the GPU, the real-time
+    // path's pending blocks are scheduled first (running blocks are not preempted).
+    struct Highest {};
+    explicit Stream(Highest)
+    {
+        int least = 0, greatest = 0;
+        QUELL_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        QUELL_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, greatest));
+    }
     ~Stream() { if (s_ != nullptr) cudaStreamDestroy(s_); }
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;

@@ -58,7 +58,7 @@ struct GpuRls::Impl {
     double traceBound = 0.0;
     int sinceCheck = 0;   // samples since the last trace check
 
-    Stream stream;
+    Stream stream{Stream::Highest{}};   // the canceller's real-time path goes first on a shared GPU
     Event start, stop;
     DeviceBuffer<float> P, w, window[2], mic, out;
     DeviceBuffer<unsigned long long> v, partials;

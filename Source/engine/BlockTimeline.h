@@ -44,6 +44,9 @@ public:
     void processed(std::int64_t startNs, std::int64_t endNs);
     void published(std::int64_t nowNs);
 
+    // Worker: when the block it took last was queued (0 before the first).
+    std::int64_t lastQueuedNs() const { return current_.queued; }
+
     BlockTimelineSummary summary() const;
     // The pipeline's time per block (as processed() saw it).
     TimingSummary processing() const { return processing_.summary(); }

@@ -67,7 +67,7 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     outScratch_.assign(channels, std::vector<float>(block, 0.0f));
     refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
     timeline_.prepare(1'000'000'000LL * spec.maxHostBlock / spec.hostRate);
-    queuedFrames_ = pickedFrames_ = 0;
+    queuedFrames_ = pickedFrames_ = lastPickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
     meterFrames_ = 0;
@@ -229,6 +229,7 @@ bool RealtimeEngine::workerStep()
         return false; // the callback has not taken the last output yet
     timeline_.picked(pickedFrames_, BlockTimeline::nowNs());
     pickedFrames_ += static_cast<std::int64_t>(frames);
+    lastPickedFrames_ = static_cast<std::int64_t>(frames);
     input_.read(workIn_.data(), frames * stride_);
     for (std::size_t i = 0; i < frames; ++i) {
         for (std::size_t c = 0; c < channels; ++c)
@@ -307,10 +308,29 @@ bool RealtimeEngine::echoPathSnapshot(std::vector<float>& out) const
 
 void RealtimeEngine::workerLoop()
 {
-    promoteCurrentThreadToRealtime(); // best effort: see ThreadPriority.h
+    workerRealtime_.store(promoteCurrentThreadToRealtime()); // best effort: see ThreadPriority.h
+    using Wait = EngineSpec::WorkerWait;
+    const auto poll = std::chrono::microseconds(100);
     while (running_.load(std::memory_order_acquire)) {
-        if (!workerStep())
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        if (workerStep())
+            continue;
+        if (spec_.workerWait == Wait::Spin) {
+            std::this_thread::yield();
+        } else if (spec_.workerWait == Wait::Poll) {
+            std::this_thread::sleep_for(poll);
+        } else {
+            // The host calls again one block after the last: sleep until a margin before that, then spin.
+            const std::int64_t last = timeline_.lastQueuedNs();
+            const std::int64_t duration = 1'000'000'000LL * lastPickedFrames_ / spec_.hostRate;
+            const std::int64_t margin = std::min(duration, std::clamp<std::int64_t>(duration / 4, 200'000, 1'000'000));
+            const std::int64_t now = BlockTimeline::nowNs();
+            if (last == 0 || now > last + 3 * duration)
+                std::this_thread::sleep_for(poll);   // no stream yet, or the host stopped calling
+            else if (now < last + duration - margin)
+                std::this_thread::sleep_for(std::chrono::nanoseconds(last + duration - margin - now));
+            else
+                std::this_thread::yield();
+        }
     }
 }
 
@@ -323,6 +343,7 @@ EngineStats RealtimeEngine::stats() const
     s.inputOverruns = overruns_.load();
     s.processing = timeline_.processing();
     s.timeline = timeline_.summary();
+    s.workerRealtime = workerRealtime_.load();
     s.latencySamples = latency_;
     s.latencyMs = 1000.0 * latency_ / spec_.hostRate;
     s.mode = mode_;

@@ -38,6 +38,16 @@ struct EngineSpec {
     int micChannels = 1;
     aec::EchoCancellerSettings aec{};
     bool offline = false;     // no worker thread, no deadline
+    // How the idle worker waits for the next block. The audio thread never signals it (a semaphore
+    // post is a system call on the callback), so the worker looks:
+    //  - Poll: sleeps 100 us between looks (a wake-up costs the sleep plus the scheduler's latency:
+    //    p99.9 1.1 ms on an H100 host, quell-bench engine);
+    //  - Spin: keeps looking, yielding between looks (no wake-up; one core busy while audio runs);
+    //  - Anticipate (default): sleeps until shortly before the next block is due (the last one's
+    //    queueing plus its duration, less a quarter of it, 0.2 to 1 ms), then spins; polls when the
+    //    host has not called for three blocks.
+    enum class WorkerWait { Poll, Spin, Anticipate };
+    WorkerWait workerWait = WorkerWait::Anticipate;
 };
 
 struct EngineStats {
@@ -45,6 +55,7 @@ struct EngineStats {
     std::uint64_t lateBlocks = 0;      // callbacks that played the fallback for some samples
     std::uint64_t lateSamples = 0;
     std::uint64_t inputOverruns = 0;   // input dropped because the worker fell far behind
+    bool workerRealtime = false;       // the worker got real-time scheduling (ThreadPriority.h)
     TimingSummary processing;          // per worker block
     BlockTimelineSummary timeline;     // where each block's time goes, and why late blocks were late
     int latencySamples = 0;
@@ -163,6 +174,8 @@ private:
     std::atomic<float> erleDb_{0.0f}, micDb_{-120.0f}, refDb_{-120.0f}, outDb_{-120.0f};
     std::string mode_, fallbackReason_;
     std::atomic<bool> onGpu_{false};
+    std::atomic<bool> workerRealtime_{false};
+    std::int64_t lastPickedFrames_ = 0;   // worker: the size of the last block it took
     std::atomic<bool> snapshotsOn_{false};
     mutable std::mutex echoPathMutex_;   // worker vs. readers of the snapshot; never the audio thread
     std::vector<float> echoPath_;

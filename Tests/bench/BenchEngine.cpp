@@ -1,6 +1,8 @@
 // quell-bench engine: the real-time engine under a simulated audio device. A thread wakes at absolute
 // block deadlines (like a sound card's interrupt), calls the engine's audio callback with the next
 // block of a far-end/echo scene, and the engine's worker runs the default pipeline (GPU when present).
+// The "block timeline" table says where late blocks' time went (BlockTimeline.h); "worker wait" compares
+// how the idle worker waits (EngineSpec::WorkerWait).
 // Reports the per-block processing-time distribution against the block period, and deadline misses.
 #include <time.h>
 
@@ -12,6 +14,7 @@
 #include "BenchReport.h"
 #include "common/GpuDevice.h"
 #include "engine/RealtimeEngine.h"
+#include "engine/ThreadPriority.h"
 #include "support/Signals.h"
 
 namespace {
@@ -21,12 +24,15 @@ using namespace quell;
 struct EngineRun {
     engine::EngineStats stats;
     double periodUs = 0.0;
+    bool audioRealtime = false;
 };
 
 EngineRun runRealtime(int rate, int block, double seconds, const std::vector<float>& mic, const std::vector<float>& ref,
-                      const aec::EchoCancellerSettings& settings = {})
+                      const aec::EchoCancellerSettings& settings = {},
+                      engine::EngineSpec::WorkerWait wait = engine::EngineSpec::WorkerWait::Poll)
 {
     engine::EngineSpec spec;
+    spec.workerWait = wait;
     spec.hostRate = rate;
     spec.maxHostBlock = block;
     spec.aec = settings;
@@ -37,7 +43,11 @@ EngineRun runRealtime(int rate, int block, double seconds, const std::vector<flo
     const std::size_t total = static_cast<std::size_t>(seconds * rate);
     std::vector<float> out(static_cast<std::size_t>(block));
     const long long periodNs = 1'000'000'000LL * block / rate;
+    bool audioRealtime = false;
     std::thread audio([&] {
+        // A sound card's callback thread runs at real-time priority (JACK, PipeWire, ALSA's): so does
+        // this one where the system allows, above the worker's.
+        audioRealtime = engine::promoteCurrentThreadToRealtime(80);
         timespec next{};
         clock_gettime(CLOCK_MONOTONIC, &next);
         for (std::size_t pos = 0; pos + static_cast<std::size_t>(block) <= total; pos += static_cast<std::size_t>(block)) {
@@ -54,7 +64,7 @@ EngineRun runRealtime(int rate, int block, double seconds, const std::vector<flo
         }
     });
     audio.join();
-    return {eng.stats(), static_cast<double>(periodNs) * 1e-3};
+    return {eng.stats(), static_cast<double>(periodNs) * 1e-3, audioRealtime};
 }
 
 } // namespace
@@ -102,6 +112,24 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
                     {"by wait", static_cast<long long>(t.lateByWait)},
                     {"by processing", static_cast<long long>(t.lateByProcessing)},
                     {"by hand-back", static_cast<long long>(t.lateByHandBack)},
+                    {"by early callback", static_cast<long long>(t.lateByEarlyCallback)}});
+    }
+    // The idle worker's wait: polling (the default) against spinning, 128-sample blocks.
+    using Wait = engine::EngineSpec::WorkerWait;
+    for (const auto wait : {Wait::Poll, Wait::Spin, Wait::Anticipate}) {
+        const EngineRun r = runRealtime(rate, 128, seconds / 2.0, mic, ref, {}, wait);
+        const engine::BlockTimelineSummary& t = r.stats.timeline;
+        report.add("worker wait, 128-sample blocks at 48 kHz",
+                   {{"wait", std::string(wait == Wait::Spin ? "spin" : wait == Wait::Poll ? "poll 100 us" : "anticipate")},
+                    {"real-time threads", std::string(r.audioRealtime ? "card" : "") + (r.stats.workerRealtime ? " worker" : "")},
+                    {"blocks", static_cast<long long>(r.stats.callbacks)},
+                    {"wait p99.9 us", t.waitBeforePickup.p999Us},
+                    {"turnaround p99.9 us", t.turnaround.p999Us},
+                    {"turnaround max us", t.turnaround.maxUs},
+                    {"late blocks", static_cast<long long>(r.stats.lateBlocks)},
+                    {"late (worker)", static_cast<long long>(t.lateBlocks)},
+                    {"by wait", static_cast<long long>(t.lateByWait)},
+                    {"by processing", static_cast<long long>(t.lateByProcessing)},
                     {"by early callback", static_cast<long long>(t.lateByEarlyCallback)}});
     }
     // What the stages after the linear filter cost: the same scene with each of them off (128-sample

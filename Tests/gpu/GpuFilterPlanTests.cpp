@@ -1,6 +1,7 @@
 // [gpu][plan] tests: on a device, "can this run on the GPU" has one answer (GpuRls::whyNot), the
 // canceller's plan follows it, and what it refuses falls back to the CPU under Auto instead of
-// escaping as an exception (issue 13: a stereo far end with 4100 taps per channel aborted).
+// escaping as an exception (issue 13: a stereo far end with 4100 taps per channel aborted; 4101 and
+// 1021 fell back, the first past the cap, the second not a multiple of 4).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -19,7 +20,7 @@ TEST_CASE("GpuRls::whyNot is empty exactly where prepare runs, and says why else
     };
     const Case cases[] = {
         {1024, 1, ""}, {8192, 1, ""}, {2 * 4096, 2, ""}, {8196, 1, "8192"}, {2 * 4100, 2, "8192"},
-        {2 * 4101, 2, "multiple of 4"}, {2 * 1022, 2, ""}, {2 * 1021, 2, "multiple of 4"},
+        {2 * 4101, 2, "8192"}, {2 * 1024, 2, ""}, {2 * 1022, 2, "multiple of 4"}, {2 * 1021, 2, "multiple of 4"},
     };
     for (const Case& c : cases) {
         INFO(c.taps << " taps, " << c.channels << " far-end channels");
@@ -43,7 +44,7 @@ TEST_CASE("the canceller on a GPU: stereo lengths the GPU cannot take fall back 
     aec::EchoCancellerSettings s;
     s.farEndChannels = 2;
     s.cpuRealtimeBudget = 0.5;   // the CPU's real-time choice, so the fallback is cheap to prepare
-    for (const int taps : {4096, 4100, 4101}) {
+    for (const int taps : {4096, 4100, 1021}) {
         INFO(taps << " taps per channel");
         s.taps = taps;
         s.backend = aec::Backend::Auto;
