@@ -1,13 +1,13 @@
 #pragma once
-// The echo canceller at its own sample rate: a DC/rumble high-pass on both inputs, alignment of the far
-// end to its echo (FarEndDelayEstimator: the reference is delayed by the bulk delay of the echo path, so
-// the taps cover the room rather than the playback and capture delay), then the adaptive linear filter
-// (RLS on the GPU or the CPU) as the background of a two-path scheme whose fixed foreground copy makes
-// the output (double-talk protection), then residual echo suppression with comfort noise
+// The echo canceller at its own sample rate, as a chain: a DC/rumble high-pass on both inputs; the far
+// end aligned to its echo (FarEndAligner: bulk delay, clock drift); the adaptive linear filter that
+// the filter plan chose (FilterPlan.h: RLS on the GPU or the CPU, the frequency-domain Kalman filter, NLMS)
+// as the background of a two-path scheme whose fixed foreground copy makes the output (double-talk
+// protection; ForegroundEchoFilter), steered by PathChangeDetector and AdaptationGate and kept no louder
+// than the microphone (OutputGuard); then residual echo suppression with comfort noise
 // (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One microphone channel;
-// the far end may be stereo (farEndChannels = 2): then one RLS over both loudspeaker channels (dsp::Rls
-// with a stacked regressor) learns the two echo paths together, on the GPU (a multiple of 4 taps per
-// channel) or the CPU.
+// the far end may be stereo (farEndChannels = 2): then one filter over both loudspeaker channels learns
+// the two echo paths together.
 //
 // Threading: prepare() and reset() from a non-real-time thread; process() and setControls() from one
 // thread at a time. Neither allocates.
@@ -18,12 +18,9 @@
 #include <vector>
 
 #include "aec/AdaptationGate.h"
-#include "aec/AlignmentShift.h"
 #include "aec/EchoCancellerSettings.h"
-#include "aec/ClockDriftTracker.h"
-#include "aec/FarEndDelayEstimator.h"
+#include "aec/FarEndAligner.h"
 #include "aec/FilterPlan.h"
-#include "aec/FractionalDelayReader.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/OutputGuard.h"
 #include "aec/LinearEchoFilter.h"
@@ -48,7 +45,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-class EchoCanceller {
+class EchoCanceller : private FarEndAligner::Path {
 public:
     // Throws std::invalid_argument on bad settings, BackendUnavailable when the GPU is required
     // (Backend::Gpu) but not usable.
@@ -75,15 +72,15 @@ public:
     // Which filter runs and why (FilterPlan.h).
     const FilterPlan& plan() const { return plan_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
-    int alignedDelaySamples() const { return appliedDelay_; }
+    int alignedDelaySamples() const { return aligner_.appliedDelay(); }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
     long foregroundCopies() const { return foreground_.copies(); }
     // Snapshots of the adaptive filter that failed their probation (ForegroundEchoFilter).
     long rejectedForegroundCopies() const { return foreground_.rejectedCopies(); }
     // The clock drift being compensated, in ppm of the far end's rate (0 when none is found).
-    double driftPpm() const { return drift_.ppm(); }
+    double driftPpm() const { return aligner_.driftPpm(); }
     // The far end's delay as applied now, with its fraction (drift compensation).
-    double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
+    double appliedDelayExact() const { return aligner_.appliedDelayExact(); }
     // Covariance restarts after a suspected echo-path change.
     long pathChangeRestarts() const { return pathChange_.restarts(); }
     // Segments the adaptive filter did not learn from because the far end could not explain the
@@ -91,26 +88,21 @@ public:
     long pausedAdaptationSegments() const { return gate_.pausedSegments(); }
     // Alignments the delay estimator proposed and the canceller refused (each once, however often it
     // is proposed again): they would have cut off part of an echo path it cancels (AlignmentShift).
-    long refusedAlignmentMoves() const { return alignmentShift_.refusals(); }
+    long refusedAlignmentMoves() const { return aligner_.refusedMoves(); }
     // Samples where the linear output was louder than the microphone and the microphone was played
     // (OutputGuard), and suppressor frames replaced by the microphone's for the same reason.
     long outputFallbackSamples() const { return guard_.fallbackSamples(); }
     long suppressorFallbackFrames() const { return settings_.suppressor.enabled ? suppressor_.fallbackFrames() : 0; }
 
 private:
-    // Feeds the delay estimator and replaces the first n samples of each refScratch_ channel by the far
-    // end delayed by the applied delay.
-    void alignReference(std::span<const float> mic, std::size_t n);
+    // FarEndAligner::Path: the foreground's weights (host memory) when it makes the output, else a copy
+    // of the adaptive filter's.
+    std::span<const float> cancellingWeights() override;
+    int tapsPerChannel() const override { return filter_->taps(); }
     // The first n samples of the far-end channels in refScratch_, summed (downmix_ holds it for several).
     std::span<const float> farEndSum(std::size_t n);
-    // The canceller's own counters and delay line to zero (prepare and reset; the parts reset themselves).
+    // The canceller's own segment energies to zero (prepare and reset; the parts reset themselves).
     void clearRunningState();
-    // Accumulates one segment's energies; every drift_.measureInterval() samples hands the filter's
-    // weights to the drift tracker.
-    void measureDrift(double micEnergy, double outEnergy, std::size_t samples);
-    // Whether moving the far end by `shift` more samples (to `target`) keeps the path the filter
-    // cancels with (AlignmentShift); a refusal is counted.
-    bool shiftKeepsPath(long target, int shift);
 
     EchoCancellerSettings settings_{};
     FilterPlan plan_{};
@@ -120,25 +112,15 @@ private:
     std::vector<float> refScratch_;       // planar: channel c at [c * maxBlock, (c + 1) * maxBlock)
     std::vector<float> refInterleaved_;   // the filters' input with several far-end channels
     std::vector<float> downmix_;          // for the delay estimator, with several far-end channels
-    FarEndDelayEstimator delayEstimator_;
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
-    AlignmentShift alignmentShift_;
     OutputGuard guard_;
-    ClockDriftTracker drift_;
-    FractionalDelayReader fractional_;
-    double driftOffset_ = 0.0;          // added to appliedDelay_ by the drift compensation
-    std::vector<float> driftWeights_;   // copy of the filter's weights for the drift measurement
-    int sinceDriftMeasure_ = 0;
-    double driftMic_ = 0.0, driftOut_ = 0.0;
+    FarEndAligner aligner_;
+    std::vector<float> cancelWeights_;  // the adaptive filter's weights, copied when they make the output
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
-    std::vector<float> refDelayLine_;   // rings of the high-passed far end, maxDelay + 1 samples per channel
-    std::size_t delayLength_ = 0;
-    std::size_t delayWrite_ = 0;
-    int appliedDelay_ = 0;
     std::size_t maxBlock_ = 0;
     std::string description_, fallbackReason_;
 };

@@ -1,0 +1,122 @@
+#include "aec/FarEndAligner.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace quell::aec {
+
+void FarEndAligner::prepare(const AlignerSpec& spec)
+{
+    spec_ = spec;
+    if (spec.maxDelaySeconds > 0.0) {
+        DelayEstimatorSettings d;
+        d.sampleRate = spec.sampleRate;
+        d.maxDelaySeconds = spec.maxDelaySeconds;
+        estimator_.prepare(d);
+        length_ = static_cast<std::size_t>(std::ceil(spec.maxDelaySeconds * spec.sampleRate)) + 1;
+        ring_.assign(length_ * static_cast<std::size_t>(spec.channels), 0.0f);
+    } else {
+        length_ = 0;
+        ring_.clear();
+    }
+    shift_.prepare({});
+    drift_.prepare(spec.drift, spec.sampleRate);
+    reset();
+}
+
+void FarEndAligner::reset()
+{
+    if (active())
+        estimator_.reset();
+    shift_.reset();
+    drift_.reset();
+    std::fill(ring_.begin(), ring_.end(), 0.0f);
+    write_ = 0;
+    appliedDelay_ = 0;
+    driftOffset_ = 0.0;
+    sinceDriftMeasure_ = 0;
+    driftMic_ = driftOut_ = 0.0;
+}
+
+bool FarEndAligner::align(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride,
+                          std::size_t n, Path& path)
+{
+    if (!active())
+        return false;
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
+    bool moved = false;
+    estimator_.process(mic, farSum);
+    if (estimator_.found()) {
+        // The estimate is the strongest correlation, which is not always the direct path (a reflection,
+        // or the far end's pitch period after it, can lead for a moment), and every move costs the
+        // filter a restart. So the alignment moves only when the echo starts where the filter cannot
+        // reach it well: before the margin (the direct path would fall off tap 0), or further in than
+        // half the filter (or 1.5 margins for a filter shorter than that), where the pure delay wastes
+        // taps the room's tail needs. And not at all while the weights that cancel now would lose part
+        // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
+        // comparison is with where it has taken it.
+        const int margin = static_cast<int>(std::lround(spec_.marginSeconds * spec_.sampleRate));
+        const int estimate = estimator_.delaySamples();
+        const int target = std::clamp(estimate - margin, 0, static_cast<int>(length_) - 1);
+        const long current = std::lround(appliedDelay_ + driftOffset_);
+        const long into = estimate - current;
+        const long tapsPerChannel = path.tapsPerChannel();
+        const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, tapsPerChannel / 2);
+        if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current), path)) {
+            appliedDelay_ = target;
+            driftOffset_ = 0.0;
+            drift_.forgetPositions();
+            moved = true;
+        }
+    }
+    const std::size_t len = length_;
+    const double rate = drift_.rate();
+    const double lowest = FractionalDelayReader::kHalfLength, highest = static_cast<double>(len) - lowest - 1.0;
+    // Fractional reads only where the reader has room on both sides of the delay.
+    const bool fractional = (rate != 0.0 || driftOffset_ != 0.0) && appliedDelay_ >= lowest && appliedDelay_ <= highest;
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t c = 0; c < channels; ++c)
+            ring_[c * len + write_] = planar[c * stride + i];
+        if (fractional) {
+            driftOffset_ = std::clamp(driftOffset_ + rate, lowest - appliedDelay_, highest - appliedDelay_);
+            for (std::size_t c = 0; c < channels; ++c)
+                planar[c * stride + i] = fractional_.read(&ring_[c * len], len, write_, appliedDelay_ + driftOffset_);
+        } else {
+            const std::size_t read = (write_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
+            for (std::size_t c = 0; c < channels; ++c)
+                planar[c * stride + i] = ring_[c * len + read];
+        }
+        write_ = write_ + 1 == len ? 0 : write_ + 1;
+    }
+    return moved;
+}
+
+bool FarEndAligner::shiftKeepsPath(long target, int shift, Path& path)
+{
+    if (!shift_.cancelling())
+        return true;
+    if (shift_.allows(path.cancellingWeights(), spec_.channels, shift))
+        return true;
+    shift_.refused(target);
+    return false;
+}
+
+void FarEndAligner::segment(double micEnergy, double outEnergy, double farEnergy, int samples, Path& path)
+{
+    shift_.segment(micEnergy, outEnergy, farEnergy, samples);
+    if (!spec_.drift.enabled || !active())
+        return;
+    driftMic_ += micEnergy;
+    driftOut_ += outEnergy;
+    sinceDriftMeasure_ += samples;
+    if (sinceDriftMeasure_ < drift_.measureInterval())
+        return;
+    const std::span<const float> w = path.cancellingWeights();
+    const std::size_t perChannel = w.size() / static_cast<std::size_t>(spec_.channels);
+    const bool converged = driftMic_ > 2.0 * driftOut_ && driftOut_ > 0.0;
+    drift_.measure(w.first(perChannel), converged);
+    sinceDriftMeasure_ = 0;
+    driftMic_ = driftOut_ = 0.0;
+}
+
+} // namespace quell::aec

@@ -1,0 +1,81 @@
+#pragma once
+// The far end, aligned to its echo: a ring per far-end channel delays it by the bulk delay of the echo
+// path (FarEndDelayEstimator, on the channels' sum: the loudspeakers share the playback path), so the
+// filter's taps cover the room rather than the playback and capture delay; ClockDriftTracker moves that
+// delay by a fraction of a sample per sample when the far end's clock and the microphone's differ, read
+// through FractionalDelayReader; AlignmentShift refuses a move that would cut off part of the path the
+// canceller is cancelling with.
+//
+// The canceller asks it for two things per block (align) and per segment (segment), and says through
+// `Path` which weights cancel now; align() reports a move, after which what the filter learnt is wrong.
+//
+// Threading: as EchoCanceller (prepare/reset off the real-time thread; the rest from one thread; no
+// allocation after prepare).
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "aec/AlignmentShift.h"
+#include "aec/ClockDriftTracker.h"
+#include "aec/FarEndDelayEstimator.h"
+#include "aec/FractionalDelayReader.h"
+
+namespace quell::aec {
+
+struct AlignerSpec {
+    int sampleRate = 16000;
+    int channels = 1;              // far-end channels
+    std::size_t maxBlock = 256;    // the most samples per align() call
+    double maxDelaySeconds = 1.0;  // 0: no alignment (the far end passes as it comes)
+    double marginSeconds = 0.004;  // taps kept before the direct path
+    DriftSettings drift{};
+};
+
+class FarEndAligner {
+public:
+    // The echo path the canceller cancels with, as the aligner needs it.
+    class Path {
+    public:
+        // The weights that make the output now (all channels, channel after channel).
+        virtual std::span<const float> cancellingWeights() = 0;
+        virtual int tapsPerChannel() const = 0;
+
+    protected:
+        ~Path() = default;
+    };
+
+    void prepare(const AlignerSpec& spec);
+    void reset();
+    bool active() const { return !ring_.empty(); }
+
+    // Feeds the delay estimator (mic and the far end's channel sum, before alignment) and replaces the
+    // first n samples of each far-end channel in `planar` (channel c at planar + c * stride) by the far
+    // end delayed by the applied delay. Returns true when the delay moved: the filter should forget.
+    bool align(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride, std::size_t n,
+               Path& path);
+    // One segment's energies (microphone, output, far end) of `samples` samples: evidence for
+    // AlignmentShift, and the drift measurement every drift interval.
+    void segment(double micEnergy, double outEnergy, double farEnergy, int samples, Path& path);
+
+    int appliedDelay() const { return appliedDelay_; }
+    double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
+    double driftPpm() const { return drift_.ppm(); }
+    long refusedMoves() const { return shift_.refusals(); }
+
+private:
+    bool shiftKeepsPath(long target, int shift, Path& path);
+
+    AlignerSpec spec_{};
+    FarEndDelayEstimator estimator_;
+    ClockDriftTracker drift_;
+    FractionalDelayReader fractional_;
+    AlignmentShift shift_;
+    std::vector<float> ring_;     // channel c at [c * length_, (c + 1) * length_): maxDelay + 1 samples
+    std::size_t length_ = 0, write_ = 0;
+    int appliedDelay_ = 0;
+    double driftOffset_ = 0.0;    // added to appliedDelay_ by the drift compensation
+    int sinceDriftMeasure_ = 0;
+    double driftMic_ = 0.0, driftOut_ = 0.0;
+};
+
+} // namespace quell::aec
