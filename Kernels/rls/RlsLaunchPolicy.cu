@@ -1,7 +1,7 @@
 // The default layout of the persistent RLS kernel per (taps, channels). Starting points chosen from the
 // costs below and then checked by the benchmark sweep (numbers in NOTES.md):
-//  - the per-sample exchange costs ~1 us on an H100 whatever the number of blocks (16 to 128), so
-//    rows are spread thin (8 per block) up to one block per SM;
+//  - the per-sample exchange costs about the same whatever the number of blocks (16 to 128; NOTES.md),
+//    so rows are spread thin (8 per block) up to one block per SM;
 //  - P is best in registers (no shared-memory traffic: each element is read and written every sample),
 //    then shared memory, then global memory (L2 or HBM);
 //  - B channels in one launch: a channel gets several blocks (on chip) while B is small, one block
@@ -41,12 +41,11 @@ RlsLaunchPolicy chooseRlsPolicy(int taps, int channels, int multiprocessors, int
     }
     const int sms = std::max(1, multiprocessors);
     if (r.cluster < 0) {
-        // Measured (NOTES.md, run 4, H100): one 16-block cluster per channel wins where its rows fit in
-        // registers or nearly: single channel N = 256 (2.71 vs 3.01 us/sample), and batched N = 256 and
-        // 512 at every B from 16 to 256 (1.6 to 6.6 x the grid layouts' channel-samples/s). It loses at
-        // single-channel N = 512 (4.78 vs 3.29 us) and 1024 (9.85 vs 3.51 us): 32 or 64 rows per block
-        // with only 128 or 256 threads make the shared-memory rows a serial latency chain. Tiny filters
-        // (N <= 128) keep one block per channel, unmeasured sizes keep the grid layouts.
+        // Where measured faster (NOTES.md, run 4; quell-bench rls re-measures it): one 16-block cluster
+        // per channel wins where its rows fit in registers or nearly (single channel N = 256, batched
+        // N = 256 and 512 at every B measured). It loses at single-channel N = 512 and 1024: 32 or 64 rows
+        // per block with only 128 or 256 threads make the shared-memory rows a serial latency chain. Tiny
+        // filters (N <= 128) keep one block per channel, unmeasured sizes keep the grid layouts.
         const bool single = channels == 1;
         const bool measuredFaster = taps > 128 && (single ? taps <= 256 : taps <= 512);
         const bool layoutFree = r.rowsPerBlock <= 0; // a caller's rows were meant for the grid layouts

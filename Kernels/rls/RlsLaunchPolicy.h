@@ -19,8 +19,8 @@ struct RlsLaunchPolicy {
                               // registerGroups * columnChunks <= 4); -1 = choose
     int sharedGroups = -1;    // groups of 4 rows held in shared memory; -1 = as many as fit
     // Meet at an atomic-counter barrier before collecting the published words. Measured faster at every
-    // N (NOTES.md, run 3: e.g. N = 2048 4.95 us/sample with it, 12.3 us polling the words alone, whose
-    // 67k spinning threads crowd the L2), so on by default; off only to compare.
+    // N (NOTES.md, run 3): polling the words alone has tens of thousands of spinning threads crowd the
+    // L2. On by default; off only to compare.
     bool counterBarrier = true;
     // 1: the channel's blocks form ONE thread-block cluster (at most 16 blocks, so for N <= 1024 with
     // P on chip) and exchange v and the partial sums through distributed shared memory with one

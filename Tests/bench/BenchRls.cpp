@@ -21,7 +21,7 @@
 #include "common/GpuDevice.h"
 #include "dsp/Rls.h"
 #include "rls/GpuRls.h"
-#include "rls/RlsDeviceProbes.h"
+#include "RlsDeviceProbes.h"
 
 namespace {
 

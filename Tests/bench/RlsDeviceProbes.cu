@@ -1,6 +1,6 @@
 // Device probes (see RlsDeviceProbes.h). The grid-barrier floor: an empty persistent kernel that only meets at the
 // barrier, launched cooperatively with the grid of the RLS kernel.
-#include "rls/RlsDeviceProbes.h"
+#include "RlsDeviceProbes.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
