@@ -98,7 +98,7 @@ struct Layout {
 Layout checkPolicy(const dsp::RlsSettings& settings, int channels, int device, const cudaDeviceProp& prop,
                    const RlsLaunchPolicy& pol)
 {
-    const int N = settings.taps;
+    const int N = settings.totalTaps();
     Layout layout;
     layout.policy = pol;
     auto bad = [&](const std::string& why) {
@@ -180,12 +180,12 @@ Layout resolveLayout(const dsp::RlsSettings& settings, int channels, std::size_t
         layout.whyNot = "channels must be at least 1 (got " + std::to_string(channels) + ")";
     else if (maxBlock < 1 || maxBlock > (1u << 22))
         layout.whyNot = "maxBlock must be in [1, 4194304]";
-    else if (settings.taps > kGpuRlsMaxTaps)
+    else if (settings.totalTaps() > kGpuRlsMaxTaps)
         layout.whyNot = "at most " + std::to_string(kGpuRlsMaxTaps) + " taps in all far-end channels on the GPU (got "
-                        + std::to_string(settings.taps) + ")";
+                        + std::to_string(settings.totalTaps()) + ")";
     else if (!GpuRls::takesFarEndChannels(settings))
         layout.whyNot = "1 far-end channel, or 2 with a multiple of 4 taps each (got " + std::to_string(settings.channels)
-                        + " x " + std::to_string(settings.taps / settings.channels) + ")";
+                        + " x " + std::to_string(settings.tapsPerChannel) + ")";
     if (!layout.whyNot.empty())
         return layout;
 
@@ -194,12 +194,12 @@ Layout resolveLayout(const dsp::RlsSettings& settings, int channels, std::size_t
     cudaDeviceProp prop{};
     QUELL_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     const int smemOptin = static_cast<int>(prop.sharedMemPerBlockOptin);
-    RlsLaunchPolicy chosen = chooseRlsPolicy(settings.taps, channels, prop.multiProcessorCount, smemOptin, request);
+    RlsLaunchPolicy chosen = chooseRlsPolicy(settings.totalTaps(), channels, prop.multiProcessorCount, smemOptin, request);
     Layout first = checkPolicy(settings, channels, device, prop, chosen);
     if (!first.whyNot.empty() && request.cluster < 0 && chosen.cluster == 1) {
         RlsLaunchPolicy asGrid = request;
         asGrid.cluster = 0;
-        chosen = chooseRlsPolicy(settings.taps, channels, prop.multiProcessorCount, smemOptin, asGrid);
+        chosen = chooseRlsPolicy(settings.totalTaps(), channels, prop.multiProcessorCount, smemOptin, asGrid);
         return checkPolicy(settings, channels, device, prop, chosen);
     }
     return first;
@@ -222,7 +222,7 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     const Layout layout = resolveLayout(settings, channels, maxBlock, request);
     if (!layout.whyNot.empty())
         throw std::invalid_argument("GpuRls: " + layout.whyNot);
-    const int N = settings.taps;
+    const int N = settings.totalTaps();
     const RlsLaunchPolicy& pol = layout.policy;
     const bool cluster = pol.cluster == 1;
     const int K = layout.blocksPerChannel;
@@ -237,7 +237,7 @@ void GpuRls::prepare(const dsp::RlsSettings& settings, int channels, std::size_t
     m.maxBlock = maxBlock;
     m.taps = N;
     m.inputs = settings.channels;
-    m.inputTaps = N / settings.channels;
+    m.inputTaps = settings.tapsPerChannel;
     m.policy = pol;
     m.policy.sharedGroups = sharedGroups;
     m.blocksPerChannel = K;
@@ -392,7 +392,7 @@ void GpuRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOu
 
 bool GpuRls::takesFarEndChannels(const dsp::RlsSettings& settings)
 {
-    return settings.channels == 1 || (settings.channels == 2 && (settings.taps / 2) % 4 == 0);
+    return settings.channels == 1 || (settings.channels == 2 && settings.tapsPerChannel % 4 == 0);
 }
 
 void GpuRls::checkLengths(std::size_t mic, std::size_t ref, std::size_t out) const

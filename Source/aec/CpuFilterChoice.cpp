@@ -41,7 +41,7 @@ std::vector<float> noise(std::size_t n, unsigned seed)
 double measureRlsSecondsPerSample(int taps)
 {
     dsp::RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;   // (one channel of the whole length: the cost is the same)
     dsp::Rls<float> rls;
     rls.prepare(s);
     rls.setWorkerThreads(1);   // the real-time filter runs on one thread
@@ -75,7 +75,7 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
     // and the scheduler adds its jitter: a filter is taken only if it fits 80 % of the budget.
     constexpr double headroom = 0.8;
     CpuFilterChoice choice;
-    const double rlsLoad = measureRlsSecondsPerSample(rls.taps) * sampleRate;
+    const double rlsLoad = measureRlsSecondsPerSample(rls.totalTaps()) * sampleRate;
     if (rlsLoad <= headroom * budget)
         return choice;
     char why[200];
@@ -85,7 +85,7 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
         choice.engine = FilterEngine::CpuKalman;
         std::snprintf(why, sizeof why,
                       kalmanFits ? " (%.2f of a core; RLS at %d taps would need %.1f)" : " (over budget: %.2f of a core; RLS at %d taps would need %.1f)",
-                      kalmanLoad, rls.taps, rlsLoad);
+                      kalmanLoad, rls.totalTaps(), rlsLoad);
     } else {
         choice.engine = FilterEngine::CpuNlms;
         std::snprintf(why, sizeof why, " (the Kalman filter would need %.2f of a core, RLS %.1f)", kalmanLoad, rlsLoad);

@@ -12,7 +12,7 @@ public:
         filter_.prepare(settings);
         filter_.setWorkerThreads(threads);
     }
-    int taps() const override { return filter_.taps() / channels(); }
+    int taps() const override { return filter_.settings().tapsPerChannel; }
     int channels() const override { return filter_.settings().channels; }
     void restartCovariance() override { filter_.restartCovariance(); }
     std::string description() const override

@@ -39,7 +39,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     align.drift = settings.drift;
     aligner_.prepare(align);
     ForegroundSettings fg;
-    fg.taps = filter_->taps() * filter_->channels();
+    fg.tapsPerChannel = filter_->taps();
     fg.channels = settings.farEndChannels;
     fg.segmentSamples = std::max(1, settings.sampleRate / 100);
     foreground_.prepare(fg);

@@ -24,7 +24,7 @@ bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
 dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, int tapsPerChannel)
 {
     dsp::RlsSettings r;
-    r.taps = tapsPerChannel * s.farEndChannels;
+    r.tapsPerChannel = tapsPerChannel;
     r.channels = s.farEndChannels;
     EchoCancellerSettings resolved = s;
     resolved.taps = tapsPerChannel;
@@ -81,7 +81,7 @@ const char* toString(FilterEngine engine)
 dsp::RlsSettings FilterPlan::rlsSettings() const
 {
     dsp::RlsSettings r;
-    r.taps = totalTaps();
+    r.tapsPerChannel = tapsPerChannel;
     r.channels = channels;
     r.lambda = lambda;
     r.delta = delta;

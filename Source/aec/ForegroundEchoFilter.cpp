@@ -8,16 +8,16 @@ namespace quell::aec {
 
 void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
 {
-    if (s.taps <= 0 || s.channels <= 0 || s.taps % s.channels != 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0
+    if (s.tapsPerChannel <= 0 || s.channels <= 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0
         || !(s.copyWhenBelow > 0.0))
         throw std::invalid_argument("ForegroundEchoFilter: bad settings");
     settings_ = s;
     goodForeground_ = std::pow(10.0, -s.goodForegroundDb / 10.0);
     probationSegments_ = s.probationSegments > 0 ? s.probationSegments
-                                                 : std::max(1, (s.taps + 4 * s.segmentSamples - 1) / (4 * s.segmentSamples));
-    w_.assign(static_cast<std::size_t>(s.taps), 0.0f);
-    candidate_.assign(static_cast<std::size_t>(s.taps), 0.0f);
-    line_.assign(2 * static_cast<std::size_t>(s.taps), 0.0f);
+                                                 : std::max(1, (s.totalTaps() + 4 * s.segmentSamples - 1) / (4 * s.segmentSamples));
+    w_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
+    candidate_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
+    line_.assign(2 * static_cast<std::size_t>(s.totalTaps()), 0.0f);
     reset();
 }
 

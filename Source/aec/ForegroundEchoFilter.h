@@ -35,7 +35,8 @@
 namespace quell::aec {
 
 struct ForegroundSettings {
-    int taps = 1024;                 // in all: taps / channels per far-end channel, as the background's
+    int tapsPerChannel = 1024;       // as the background's
+    int totalTaps() const { return tapsPerChannel * channels; }
     int channels = 1;
     int segmentSamples = 160;        // 10 ms at 16 kHz
     double copyWhenBelow = 0.8;      // background (and then candidate) error energy below this fraction of the foreground's

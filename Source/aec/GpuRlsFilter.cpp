@@ -20,7 +20,7 @@ namespace {
 class GpuRlsFilter final : public LinearEchoFilter {
 public:
     GpuRlsFilter(const dsp::RlsSettings& settings, std::size_t maxBlock, std::string device)
-        : device_(std::move(device)), farEndChannels_(settings.channels)
+        : device_(std::move(device)), farEndChannels_(settings.channels), tapsPerChannel_(settings.tapsPerChannel)
     {
         rls_.prepare(settings, 1, maxBlock);
     }
@@ -30,7 +30,7 @@ public:
         rls_.process(mic, ref, out);
     }
     void reset() override { rls_.reset(); }
-    int taps() const override { return rls_.taps() / farEndChannels_; }
+    int taps() const override { return tapsPerChannel_; }
     int channels() const override { return farEndChannels_; }
     void restartCovariance() override { rls_.restartCovariance(0); }
     void setAdaptation(bool on) override { rls_.setAdaptation(on); }
@@ -45,7 +45,7 @@ public:
     std::string description() const override
     {
         const std::string taps = farEndChannels_ > 1 ? std::to_string(farEndChannels_) + " far-end channels x "
-                                                           + std::to_string(rls_.taps() / farEndChannels_)
+                                                           + std::to_string(tapsPerChannel_)
                                                      : std::to_string(rls_.taps());
         return "GPU float32 RLS, " + taps + " taps, on " + device_;
     }
@@ -54,7 +54,7 @@ public:
 private:
     gpu::GpuRls rls_;
     std::string device_;
-    int farEndChannels_ = 1;
+    int farEndChannels_ = 1, tapsPerChannel_ = 0;
 };
 
 } // namespace

@@ -151,12 +151,15 @@ void Rls<T>::rowPass(std::size_t begin, std::size_t end, bool pending)
     }
 }
 
-double traceBound(const RlsSettings& s) { return static_cast<double>(s.taps) / s.delta; }
+double traceBound(const RlsSettings& s) { return static_cast<double>(s.totalTaps()) / s.delta; }
 
 void validate(const RlsSettings& s)
 {
-    if (s.taps < 1 || s.taps > 16384)
-        throw std::invalid_argument("taps must be between 1 and 16384 (got " + std::to_string(s.taps) + ")");
+    if (s.channels < 1 || s.channels > 8)
+        throw std::invalid_argument("RLS channels must be 1 to 8 (got " + std::to_string(s.channels) + ")");
+    if (s.tapsPerChannel < 1 || s.totalTaps() > 16384)
+        throw std::invalid_argument("taps must be at least 1 per channel and at most 16384 in all (got " + std::to_string(s.channels)
+                                    + " x " + std::to_string(s.tapsPerChannel) + ")");
     if (!(s.lambda > 0.0 && s.lambda <= 1.0) || !(s.lambda >= 0.9))
         throw std::invalid_argument("lambda must lie in [0.9, 1] (got " + std::to_string(s.lambda) + ")");
     if (!(s.delta > 0.0) || !std::isfinite(s.delta))
@@ -165,9 +168,6 @@ void validate(const RlsSettings& s)
         throw std::invalid_argument("silenceFloor must be non-negative");
     if (s.traceCheckSamples < 1)
         throw std::invalid_argument("traceCheckSamples must be positive");
-    if (s.channels < 1 || s.channels > 8 || s.taps % s.channels != 0)
-        throw std::invalid_argument("RLS channels must be 1 to 8 and divide the taps (got " + std::to_string(s.channels)
-                                    + " channels, " + std::to_string(s.taps) + " taps)");
 }
 
 template <typename T>
@@ -175,7 +175,7 @@ void Rls<T>::prepare(const RlsSettings& settings)
 {
     validate(settings);
     settings_ = settings;
-    taps_ = settings.taps;
+    taps_ = settings.totalTaps();
     stride_ = (static_cast<std::size_t>(taps_) + 15) / 16 * 16;
     lambda_ = T(settings.lambda);
     invLambda_ = T(1.0 / settings.lambda);

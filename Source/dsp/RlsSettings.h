@@ -7,13 +7,15 @@
 namespace quell::dsp {
 
 struct RlsSettings {
-    int taps = 1024;
+    int tapsPerChannel = 1024;    // the filter length per far-end channel
     double lambda = 0.9999;
     double delta = 1e-2;          // P(0) = I / delta
     double silenceFloor = 1e-10;  // mean far-end power per tap (about -100 dBFS) below which adaptation pauses
-    // Far-end channels in the regressor (a stereo far end: 2). u(n) holds `taps / channels` samples of
-    // each channel, channel after channel; taps must be a multiple of channels. The GPU RLS takes 1 or 2.
+    // Far-end channels in the regressor (a stereo far end: 2). u(n) holds tapsPerChannel samples of each
+    // channel, channel after channel. The GPU RLS takes 1 or 2.
     int channels = 1;
+    // The filter's whole length: u(n), w and each side of P.
+    int totalTaps() const { return tapsPerChannel * channels; }
     // The bounded trace (dsp::Rls) is checked every this many samples since reset: the same samples on
     // the CPU and the GPU, whatever the calls' lengths (the echo canceller uses its 10 ms segment).
     int traceCheckSamples = 4096;

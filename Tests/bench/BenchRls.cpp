@@ -53,7 +53,7 @@ struct GpuRun {
 GpuRun runSingle(int taps, const RlsLaunchPolicy& request, std::size_t samples)
 {
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     GpuRls gpu;
     gpu.prepare(s, 1, 4096, request);
     std::vector<float> x, d, e(samples);
@@ -74,7 +74,7 @@ GpuRun runSingle(int taps, const RlsLaunchPolicy& request, std::size_t samples)
 double runCpu(int taps, int threads, std::size_t samples)
 {
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     quell::dsp::Rls<float> cpu;
     cpu.prepare(s);
     cpu.setWorkerThreads(threads);
@@ -256,7 +256,7 @@ QUELL_BENCH_COMMAND(rls, "GPU RLS: single channel vs barrier floor and CPU twin,
         for (int channels : batchList) {
             const std::size_t samples = args.quick ? 256 : 1024;
             RlsSettings s;
-            s.taps = taps;
+            s.tapsPerChannel = taps;
             std::vector<float> x, d;
             makeSignals(samples * channels, 11u, x, d);
             std::vector<float> e(x.size());

@@ -80,7 +80,8 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         REQUIRE(r.ok());
         CHECK(r.plan.tapsPerChannel == 2000);
         CHECK(r.plan.totalTaps() == 4000);
-        CHECK(r.plan.rlsSettings().taps == 4000);
+        CHECK(r.plan.rlsSettings().tapsPerChannel == 2000);
+        CHECK(r.plan.rlsSettings().totalTaps() == 4000);
         CHECK(r.plan.rlsSettings().channels == 2);
         CHECK(r.plan.kalmanSettings().taps == 2000);
         CHECK(r.plan.lambda == Approx(1.0 - 1.0 / 40000.0));
@@ -176,7 +177,7 @@ TEST_CASE("the filter a plan describes has the plan's length and channels", "[ae
 TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter, NLMS last", "[aec][plan][choice]")
 {
     dsp::RlsSettings rls;
-    rls.taps = 2048;
+    rls.tapsPerChannel = 2048;
     dsp::PbfdkfSettings kalman;
     kalman.taps = 2048;
     // No budget is too large for RLS; none too small for NLMS on one channel; two channels never get NLMS.
@@ -185,7 +186,7 @@ TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter
     CHECK(starved.engine == FilterEngine::CpuNlms);
     CHECK_THAT(starved.why, Catch::Contains("would need"));
     dsp::RlsSettings stereoRls = rls;
-    stereoRls.taps = 4096;
+    stereoRls.tapsPerChannel = 2048;
     stereoRls.channels = 2;
     dsp::PbfdkfSettings stereoKalman = kalman;
     stereoKalman.channels = 2;
@@ -194,7 +195,7 @@ TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter
     CHECK_THAT(stereo.why, Catch::Contains("over budget"));
 
     // Between the two costs (RLS at 2048 taps costs tens of times the Kalman filter's): the Kalman filter.
-    const double rlsLoad = aec::measureRlsSecondsPerSample(rls.taps) * 16000;
+    const double rlsLoad = aec::measureRlsSecondsPerSample(rls.totalTaps()) * 16000;
     const double kalmanLoad = aec::measureKalmanSecondsPerSample(kalman) * 16000;
     INFO("RLS " << rlsLoad << " of a core, Kalman " << kalmanLoad);
     REQUIRE(rlsLoad > 8.0 * kalmanLoad);

@@ -43,7 +43,7 @@ TEST_CASE("ForegroundEchoFilter copies a better background and then cancels with
     FixedWeights source(std::vector<float>(hd.begin(), hd.end()));
     aec::ForegroundEchoFilter fg;
     aec::ForegroundSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     fg.prepare(s);
     // The background's error is zero (perfect): after two 160-sample segments a snapshot of its weights
     // goes on probation for a third, beats the foreground there as a fixed filter, and is taken.
@@ -69,7 +69,7 @@ TEST_CASE("ForegroundEchoFilter keeps its weights while the background is worse 
         mic[i] = static_cast<float>(yd[i]);
     aec::ForegroundEchoFilter fg;
     aec::ForegroundSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     fg.prepare(s);
     FixedWeights good(std::vector<float>(hd.begin(), hd.end()));
     fg.process(mic, x, std::vector<float>(n, 0.0f), out, good);
@@ -113,7 +113,7 @@ TEST_CASE("ForegroundEchoFilter rejects a background whose advantage is not in i
     FixedWeights background(w);
     aec::ForegroundEchoFilter fg;
     aec::ForegroundSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     fg.prepare(s);
     fg.process(mic, x, bg, out, background);
     CHECK(fg.copies() == 0);
@@ -143,7 +143,7 @@ TEST_CASE("ForegroundEchoFilter keeps a long filter's snapshot on probation for 
     for (const int probation : {0, 1}) {
         aec::ForegroundEchoFilter fg;
         aec::ForegroundSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         s.probationSegments = probation;
         fg.prepare(s);
         std::vector<float> out(n);

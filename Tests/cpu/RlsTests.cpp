@@ -83,7 +83,7 @@ TEST_CASE("float64 RLS follows the textbook recursion", "[dsp][rls]")
     for (const int taps : {1, 7, 32, 61}) {
         const auto c = makeEcho(1499, static_cast<std::size_t>(taps), static_cast<std::uint32_t>(taps), 1e-3, taps % 2 == 1);
         dsp::RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         s.lambda = 0.999;
         s.delta = 1e-2;
         s.silenceFloor = 0.0;
@@ -120,7 +120,7 @@ TEST_CASE("RLS does not wind up on a band-limited far end (bounded trace)", "[ds
     const auto v = test::whiteNoise(samples, 5, 1e-4);
     for (std::size_t i = 0; i < samples; ++i) c.d[i] += v[i];
     dsp::RlsSettings s;
-    s.taps = static_cast<int>(taps);
+    s.tapsPerChannel = static_cast<int>(taps);
     s.lambda = 0.9999;
     dsp::Rls<float> rls;
     rls.prepare(s);
@@ -162,7 +162,7 @@ TEST_CASE("Multichannel RLS (stacked regressor) follows the textbook recursion a
             inter[2 * i + 1] = xr[i];
         }
         dsp::RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = perChannel;
         s.channels = channels;
         s.lambda = 0.999;
         s.silenceFloor = 0.0;
@@ -194,11 +194,11 @@ TEST_CASE("Multichannel RLS (stacked regressor) follows the textbook recursion a
         }
     }
     dsp::RlsSettings bad;
-    bad.taps = 31;
+    bad.tapsPerChannel = 8193;   // 16386 in all: past 16384
     bad.channels = 2;
     CHECK_THROWS_AS(dsp::validate(bad), std::invalid_argument);
     dsp::RlsSettings two;
-    two.taps = 8;
+    two.tapsPerChannel = 4;
     two.channels = 2;
     dsp::Rls<float> rls;
     rls.prepare(two);
@@ -212,7 +212,7 @@ TEST_CASE("float64 RLS identifies a random 256-tap system to -60 dB misalignment
     const std::size_t taps = 256;
     const auto c = makeEcho(8000, taps, 42, 1e-6, false);
     dsp::RlsSettings s;
-    s.taps = static_cast<int>(taps);
+    s.tapsPerChannel = static_cast<int>(taps);
     s.lambda = 0.9999;
     s.delta = 1e-2;
     dsp::Rls<double> rls;
@@ -227,7 +227,7 @@ TEMPLATE_TEST_CASE("RLS output does not depend on how the input is split into bl
 {
     const auto c = makeEcho(3001, 97, 7, 1e-3, true);
     dsp::RlsSettings s;
-    s.taps = 97;
+    s.tapsPerChannel = 97;
     dsp::Rls<TestType> whole, split;
     whole.prepare(s);
     split.prepare(s);
@@ -241,7 +241,7 @@ TEST_CASE("float32 RLS stays close to float64 on coloured input", "[dsp][rls]")
     for (const int taps : {64, 257}) {
         const auto c = makeEcho(16000, static_cast<std::size_t>(taps), 11, 1e-3, true);
         dsp::RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         dsp::Rls<double> r64;
         dsp::Rls<float> r32;
         r64.prepare(s);
@@ -262,7 +262,7 @@ TEST_CASE("RLS pauses on far-end silence and recovers after it", "[dsp][rls]")
     }
     c.d = test::convolve(c.x, c.h);
     dsp::RlsSettings s;
-    s.taps = 64;
+    s.tapsPerChannel = 64;
     s.lambda = 0.999;
     dsp::Rls<float> rls;
     rls.prepare(s);
@@ -276,7 +276,7 @@ TEST_CASE("RLS adaptation can be turned off and on: weights kept, samples counte
 {
     const auto c = makeEcho(6000, 48, 13, 1e-4, false);
     dsp::RlsSettings s;
-    s.taps = 48;
+    s.tapsPerChannel = 48;
     dsp::Rls<float> rls;
     rls.prepare(s);
     const auto x = test::cast<float>(c.x), d = test::cast<float>(c.d);
@@ -303,7 +303,7 @@ TEST_CASE("RLS replaces NaN and Inf input and keeps running", "[dsp][rls]")
     x[100] = std::numeric_limits<float>::quiet_NaN();
     d[200] = std::numeric_limits<float>::infinity();
     dsp::RlsSettings s;
-    s.taps = 32;
+    s.tapsPerChannel = 32;
     dsp::Rls<float> rls;
     rls.prepare(s);
     std::vector<float> e(x.size());
@@ -316,7 +316,7 @@ TEST_CASE("RLS settings out of range are rejected with a message", "[dsp][rls]")
 {
     dsp::Rls<float> rls;
     dsp::RlsSettings s;
-    s.taps = 0;
+    s.tapsPerChannel = 0;
     CHECK_THROWS_WITH(rls.prepare(s), Catch::Contains("taps"));
     s = {};
     s.lambda = 1.5;

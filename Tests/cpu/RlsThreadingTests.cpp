@@ -14,7 +14,7 @@ template <typename T>
 std::vector<T> run(int taps, int threads, std::size_t block, const std::vector<double>& x, const std::vector<double>& d)
 {
     quell::dsp::RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     quell::dsp::Rls<T> rls;
     rls.setWorkerThreads(threads);
     rls.prepare(s);
@@ -57,7 +57,7 @@ TEST_CASE("Rls with worker threads is bit-identical to one thread", "[rls][threa
 TEST_CASE("Rls worker threads: automatic choice and validation", "[rls][threads]")
 {
     quell::dsp::RlsSettings s;
-    s.taps = 64;
+    s.tapsPerChannel = 64;
     quell::dsp::Rls<float> small;
     small.prepare(s);
     CHECK(small.workerThreads() == 1); // below 512 taps the row pass stays on the calling thread

@@ -25,7 +25,7 @@ TEST_CASE("GpuRls::whyNot is empty exactly where prepare runs, and says why else
     for (const Case& c : cases) {
         INFO(c.taps << " taps, " << c.channels << " far-end channels");
         dsp::RlsSettings s;
-        s.taps = c.taps;
+        s.tapsPerChannel = c.taps / c.channels;
         s.channels = c.channels;
         const std::string why = gpu::GpuRls::whyNot(s, 1, 160);
         gpu::GpuRls rls;

@@ -119,13 +119,13 @@ TEST_CASE("GPU RLS error signal matches float64 CPU RLS (white and coloured inpu
     // The CPU references run concurrently (N = 2048 in float64 takes tens of seconds on one core).
     for (Job& j : jobs) {
         RlsSettings s;
-        s.taps = j.taps;
+        s.tapsPerChannel = j.taps;
         j.reference = std::async(std::launch::async, [s, &j] { return runCpu<double>(s, j.echo.d, j.echo.x); });
         j.cpuFloat = std::async(std::launch::async, [s, &j] { return runCpu<float>(s, j.echo.d, j.echo.x); });
     }
     for (Job& j : jobs) {
         RlsSettings s;
-        s.taps = j.taps;
+        s.tapsPerChannel = j.taps;
         const std::vector<double> ref = j.reference.get();
         const std::vector<float> cpu32 = j.cpuFloat.get();
         for (const RlsLaunchPolicy& layout : layoutsFor(j.taps)) {
@@ -169,7 +169,7 @@ TEST_CASE("GPU RLS does not wind up on a band-limited far end, and pauses when t
     const std::vector<float> xf = quell::test::cast<float>(std::span<const double>(x));
     const std::vector<float> df = quell::test::cast<float>(std::span<const double>(d));
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     s.lambda = 0.9999;
     std::vector<double> ref(samples);
     {
@@ -235,7 +235,7 @@ TEST_CASE("GPU RLS covariance restart (weights kept) matches the CPU twin's", "[
         const EchoCase a = makeEcho(half, taps, 3100u + static_cast<unsigned>(taps), false);
         const EchoCase b = makeEcho(half, taps, 3200u + static_cast<unsigned>(taps), true);
         RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         Rls<float> cpu;
         cpu.prepare(s);
         cpu.setWorkerThreads(1);
@@ -279,7 +279,7 @@ TEST_CASE("GPU RLS output does not depend on how the stream is split into blocks
         echo.x[7001] = kNaN;
         echo.d[9002] = std::numeric_limits<float>::infinity();
         RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         for (const RlsLaunchPolicy& layout : layoutsFor(taps)) {
             std::vector<std::vector<float>> outs;
             std::string variant;
@@ -310,7 +310,7 @@ TEST_CASE("GPU RLS: P in registers, shared memory or global memory, either excha
     constexpr int taps = 1000;
     const EchoCase echo = makeEcho(6000, taps, 4242u, false);
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     std::vector<std::vector<float>> outs;
     struct Layout {
         int registerGroups, sharedGroups;
@@ -347,7 +347,7 @@ TEST_CASE("GPU RLS: the cluster exchange gives the grid exchange's output bit fo
         EchoCase echo = makeEcho(5003, c.taps, 31u + static_cast<unsigned>(c.taps), true);
         std::fill(echo.x.begin() + 2000, echo.x.begin() + 2000 + c.taps + 100, 0.0f); // pause path
         RlsSettings s;
-        s.taps = c.taps;
+        s.tapsPerChannel = c.taps;
         std::vector<float> outs[2];
         std::vector<float> weights[2];
         for (int cluster : {0, 1}) {
@@ -382,7 +382,7 @@ TEST_CASE("GPU RLS batched channels equal their single-channel runs", "[gpu][rls
         const bool clustered = channels < 0;
         channels = clustered ? -channels : channels;
         RlsSettings s;
-        s.taps = taps;
+        s.tapsPerChannel = taps;
         std::vector<float> mic(channels * samples), ref(channels * samples), out(channels * samples, kNaN);
         for (int c = 0; c < channels; ++c) {
             const EchoCase echo = makeEcho(samples, taps, 500u + static_cast<unsigned>(c), c % 2 == 1);
@@ -446,7 +446,7 @@ TEST_CASE("GPU RLS with a stereo far end (two channels stacked in u) matches the
             x[2 * i + 1] = static_cast<float>(x1[i]);
         }
         RlsSettings s;
-        s.taps = 2 * perChannel;
+        s.tapsPerChannel = perChannel;
         s.channels = 2;
         Rls<double> cpu;
         cpu.prepare(s);
@@ -456,7 +456,7 @@ TEST_CASE("GPU RLS with a stereo far end (two channels stacked in u) matches the
         std::vector<double> h(h0.begin(), h0.end());
         h.insert(h.end(), h1.begin(), h1.end());
 
-        for (const RlsLaunchPolicy& layout : layoutsFor(s.taps)) {
+        for (const RlsLaunchPolicy& layout : layoutsFor(s.totalTaps())) {
             GpuRls gpu;
             gpu.prepare(s, 1, 1024, layout);
             std::vector<float> e(samples, kNaN);
@@ -511,7 +511,7 @@ TEST_CASE("GPU RLS writes every output sample (poisoned buffers) and sanitises n
     echo.x[2000] = -std::numeric_limits<float>::infinity();
     echo.d[3000] = kNaN;
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     GpuRls gpu;
     gpu.prepare(s, 1, 1000);
     std::vector<float> e(samples, kNaN);
@@ -560,7 +560,7 @@ TEST_CASE("GPU RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path chan
     // lambda = 0.99998 (memory ~3 s): with lambda = 0.9999 the misalignment floor of this coloured input
     // at 40 dB ENR is about -29.5 dB for float64 RLS as well (README.md), i.e. set by the algorithm.
     RlsSettings s;
-    s.taps = taps;
+    s.tapsPerChannel = taps;
     s.lambda = 0.99998;
     GpuRls gpu;
     gpu.prepare(s, 1, 16000);
