@@ -10,6 +10,7 @@
 
 #include "common/CudaCheck.cuh"
 #include "common/DeviceBuffer.cuh"
+#include "common/HostStaging.cuh"
 #include "fir/FirDirectKernel.cuh"
 #include "fir/FirHistory.cuh"
 #include "fir/FirOverlapSaveKernels.cuh"
@@ -234,25 +235,8 @@ void GpuFir::process(const float* in, float* out, std::size_t totalFloats)
     const std::size_t ch = static_cast<std::size_t>(im.channels);
     if (totalFloats % ch != 0)
         throw std::invalid_argument("GpuFir::process: buffers must hold channels * samples floats");
-    const std::size_t samples = totalFloats / ch;
-    if (samples == 0)
-        return;
-    if (im.stagingIn.size() == 0) {
-        im.stagingIn.allocate(ch * im.maxSamples);
-        im.stagingOut.allocate(ch * im.maxSamples);
-    }
-    const cudaStream_t s = im.stream.get();
-    for (std::size_t done = 0; done < samples;) {
-        const std::size_t len = std::min(samples - done, im.maxSamples);
-        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(im.stagingIn.get(), im.maxSamples * sizeof(float), in + done,
-                                           samples * sizeof(float), len * sizeof(float), ch, cudaMemcpyHostToDevice, s));
-        QUELL_CUDA_CHECK(cudaMemsetAsync(im.stagingOut.get(), 0xff, im.stagingOut.size() * sizeof(float), s));
-        processDevice(im.stagingIn.get(), im.stagingOut.get(), len, im.maxSamples);
-        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(out + done, samples * sizeof(float), im.stagingOut.get(),
-                                           im.maxSamples * sizeof(float), len * sizeof(float), ch, cudaMemcpyDeviceToHost, s));
-        done += len;
-    }
-    QUELL_CUDA_CHECK(cudaStreamSynchronize(s));
+    processThroughStaging(in, out, totalFloats / ch, ch, im.maxSamples, im.stagingIn, im.stagingOut, im.stream.get(),
+                          [this](const float* i, float* o, std::size_t n, std::size_t stride) { processDevice(i, o, n, stride); });
 }
 
 void GpuFir::synchronize() { impl_->stream.synchronize(); }

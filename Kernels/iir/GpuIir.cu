@@ -11,6 +11,7 @@
 
 #include "common/CudaCheck.cuh"
 #include "common/DeviceBuffer.cuh"
+#include "common/HostStaging.cuh"
 #include "iir/IirArithmeticChoice.h"
 #include "iir/IirMultiBlockKernels.cuh"
 #include "iir/IirScanKernel.cuh"
@@ -262,6 +263,15 @@ struct GpuIir::Impl {
     }
 
     // coefficientSets: NCOEF values per set (already float32-rounded); transitions: one-step matrices.
+    // Both forms end alike: Auto runs float32 unless some set loses more than a tenth of the order's
+    // tolerance in it (worstFloat32Loss), then the device state is built.
+    void settle(double worstFloat32Loss, std::size_t sets, const std::vector<double>& coefficientSets,
+                const std::vector<std::vector<double>>& steps, int channels, std::size_t maxSamples)
+    {
+        if (arithmetic == IirArithmetic::Auto)
+            arithmetic = worstFloat32Loss > 0.1 * toleranceFor(userOrder) ? IirArithmetic::Float64 : IirArithmetic::Float32;
+        build(sets, coefficientSets, steps, channels, maxSamples);
+    }
     void build(std::size_t sets, const std::vector<double>& coefficientSets, const std::vector<std::vector<double>>& steps,
                int channelCount, std::size_t maxSamplesPerCall)
     {
@@ -469,6 +479,7 @@ void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t set
     im->ncoef = 2 * m + 1;
     std::vector<double> coeffs;
     std::vector<std::vector<double>> steps;
+    double worstLoss = 0.0;
     for (const auto& s : sets) {
         std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
         for (std::size_t k = 0; k < s.b.size(); ++k)
@@ -481,14 +492,12 @@ void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t set
             a[static_cast<std::size_t>(j - 1)] = c[static_cast<std::size_t>(m + j)];
         for (int j = 1; j < m; ++j)
             a[static_cast<std::size_t>(j) * m + (j - 1)] = 1.0;
-        if (arithmetic == IirArithmetic::Auto && float32LossDirect(c, m) > 0.1 * toleranceFor(im->userOrder))
-            im->arithmetic = IirArithmetic::Float64;
+        if (arithmetic == IirArithmetic::Auto)
+            worstLoss = std::max(worstLoss, float32LossDirect(c, m));
         coeffs.insert(coeffs.end(), c.begin(), c.end());
         steps.push_back(std::move(a));
     }
-    if (im->arithmetic == IirArithmetic::Auto)
-        im->arithmetic = IirArithmetic::Float32;
-    im->build(sets.size(), coeffs, steps, channels, maxSamples);
+    im->settle(worstLoss, sets.size(), coeffs, steps, channels, maxSamples);
     impl_ = std::move(im);
 }
 
@@ -518,6 +527,7 @@ void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::
     const int d = im->d;
     std::vector<double> coeffs;
     std::vector<std::vector<double>> steps;
+    double worstLoss = 0.0;
     auto r = [](double v) { return static_cast<double>(static_cast<float>(v)); };
     for (const auto& set : sets) {
         std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
@@ -547,14 +557,12 @@ void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::
             for (int row = 0; row < d; ++row)
                 a[static_cast<std::size_t>(row) * d + col] = s[static_cast<std::size_t>(row)];
         }
-        if (arithmetic == IirArithmetic::Auto && float32LossCascade(c, sPad) > 0.1 * toleranceFor(im->userOrder))
-            im->arithmetic = IirArithmetic::Float64;
+        if (arithmetic == IirArithmetic::Auto)
+            worstLoss = std::max(worstLoss, float32LossCascade(c, sPad));
         coeffs.insert(coeffs.end(), c.begin(), c.end());
         steps.push_back(std::move(a));
     }
-    if (im->arithmetic == IirArithmetic::Auto)
-        im->arithmetic = IirArithmetic::Float32;
-    im->build(sets.size(), coeffs, steps, channels, maxSamples);
+    im->settle(worstLoss, sets.size(), coeffs, steps, channels, maxSamples);
     impl_ = std::move(im);
 }
 
@@ -610,26 +618,8 @@ void GpuIir::process(const float* in, float* out, std::size_t totalFloats)
     const std::size_t ch = static_cast<std::size_t>(im.channels);
     if (totalFloats % ch != 0)
         throw std::invalid_argument("GpuIir::process: buffers must hold channels * samples floats");
-    const std::size_t samples = totalFloats / ch;
-    if (samples == 0)
-        return;
-    if (im.stagingIn.size() == 0) {
-        im.stagingIn.allocate(ch * im.maxSamples);
-        im.stagingOut.allocate(ch * im.maxSamples);
-    }
-    const cudaStream_t s = im.stream.get();
-    for (std::size_t done = 0; done < samples;) {
-        const std::size_t n = std::min(samples - done, im.maxSamples);
-        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(im.stagingIn.get(), im.maxSamples * sizeof(float), in + done,
-                                           samples * sizeof(float), n * sizeof(float), ch, cudaMemcpyHostToDevice, s));
-        // NaN-fill the output first: a sample the kernel failed to write shows up instead of a stale one.
-        QUELL_CUDA_CHECK(cudaMemsetAsync(im.stagingOut.get(), 0xff, im.stagingOut.bytes(), s));
-        processDevice(im.stagingIn.get(), im.stagingOut.get(), n, im.maxSamples);
-        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(out + done, samples * sizeof(float), im.stagingOut.get(),
-                                           im.maxSamples * sizeof(float), n * sizeof(float), ch, cudaMemcpyDeviceToHost, s));
-        done += n;
-    }
-    QUELL_CUDA_CHECK(cudaStreamSynchronize(s));
+    processThroughStaging(in, out, totalFloats / ch, ch, im.maxSamples, im.stagingIn, im.stagingOut, im.stream.get(),
+                          [this](const float* i, float* o, std::size_t n, std::size_t stride) { processDevice(i, o, n, stride); });
 }
 
 void GpuIir::synchronize() { impl_->stream.synchronize(); }

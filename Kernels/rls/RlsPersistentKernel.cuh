@@ -231,17 +231,26 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
                        sanitisedCount = st->sanitisedSamples;
 
     float4 regP[RG > 0 ? RG : 1][4][C4];
+    // This block's rows of P that are held on chip, group by group: registers for the first RG groups,
+    // shared memory for the next SG. visit(held tile, group, row in group, column chunk). Loading and
+    // storing walk them with it; the sample loop and the restart keep their own loops (with
+    // reductions, and the global rows), spelled out so the register allocation of the hot loop stays
+    // as measured.
+    auto forEachHeldTile = [&](auto&& visit) {
 #pragma unroll
-    for (int g = 0; g < RG; ++g)
+        for (int g = 0; g < RG; ++g)
 #pragma unroll
-        for (int k = 0; k < 4; ++k)
+            for (int k = 0; k < 4; ++k)
 #pragma unroll
-            for (int c = 0; c < C4; ++c)
-                regP[g][k][c] = g < G ? rowPtr(g * 4 + k)[c * T] : make_float4(0.f, 0.f, 0.f, 0.f);
-    for (int sg = 0; sg < SG; ++sg)
-        for (int k = 0; k < 4; ++k)
-            for (int c = 0; c < C4; ++c)
-                sharedTile(sg, k, c) = rowPtr((RG + sg) * 4 + k)[c * T];
+                for (int c = 0; c < C4; ++c)
+                    if (g < G)
+                        visit(regP[g][k][c], g, k, c);
+        for (int sg = 0; sg < SG; ++sg)
+            for (int k = 0; k < 4; ++k)
+                for (int c = 0; c < C4; ++c)
+                    visit(sharedTile(sg, k, c), RG + sg, k, c);
+    };
+    forEachHeldTile([&](float4& tile, int g, int k, int c) { tile = rowPtr(g * 4 + k)[c * T]; });
 
     // v of the last sample (published by the previous launch, which has completed).
     const unsigned long long* vLast = vBase + ((done + 1) & 1) * p.vLength;
@@ -543,18 +552,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) persistentRlsKernel(const Kern
     }
 
     // ---- state out ----
-#pragma unroll
-    for (int g = 0; g < RG; ++g)
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-#pragma unroll
-            for (int c = 0; c < C4; ++c)
-                if (g < G)
-                    rowPtr(g * 4 + k)[c * T] = regP[g][k][c];
-    for (int sg = 0; sg < SG; ++sg)
-        for (int k = 0; k < 4; ++k)
-            for (int c = 0; c < C4; ++c)
-                rowPtr((RG + sg) * 4 + k)[c * T] = sharedTile(sg, k, c);
+    forEachHeldTile([&](float4& tile, int g, int k, int c) { rowPtr(g * 4 + k)[c * T] = tile; });
     for (int i = tid; i < R; i += T)
         wHome[row0 + i] = wRows[i];
     if (writer) {
