@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-live: the hands-free echo canceller on real audio devices (PortAudio).
 //   quell-live --list-devices
 //   quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]
@@ -72,7 +73,8 @@ void usage(std::FILE* f)
                  "--suppression DB: residual echo suppression, at most DB of attenuation (default 40; 0 = none, and no\n"
                  "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n"
                  "--filter rls|kalman|auto: the adaptive filter (default auto: RLS on a GPU; on the CPU RLS where it\n"
-                 "fits half a core, else the frequency-domain Kalman filter, 256 ms when --taps is not given).\n");
+                 "fits half a core, else the frequency-domain Kalman filter, 256 ms when --taps is not given).\n"
+                 "--version: print the version and exit.\n");
 }
 
 Options parse(int argc, char** argv)
@@ -114,6 +116,9 @@ Options parse(int argc, char** argv)
             o.aec.filter = *f;
         } else if (a == "--help" || a == "-h") {
             usage(stdout);
+            std::exit(0);
+        } else if (a == "--version") {
+            std::printf("quell-live %s\n", QUELL_VERSION);
             std::exit(0);
         } else
             throw io::UsageError("unknown option '" + a + "' (see --help)");

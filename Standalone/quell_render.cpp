@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
 //                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--metrics M.json] [--quiet]
@@ -57,7 +58,10 @@ void printUsage(std::FILE* f)
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
                  "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
-                 "  --quiet           no progress bar and no summary\n");
+                 "  --quiet           no progress bar and no summary\n"
+                 "  --version         print the version and exit\n"
+                 "OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
+                 "the microphone's rate, channels, sample format (where the container takes it) and length.\n");
 }
 
 Options parse(int argc, char** argv)
@@ -101,6 +105,9 @@ Options parse(int argc, char** argv)
         else if (a == "--quiet") o.quiet = true;
         else if (a == "--help" || a == "-h") {
             printUsage(stdout);
+            std::exit(0);
+        } else if (a == "--version") {
+            std::printf("quell-render %s\n", QUELL_VERSION);
             std::exit(0);
         } else
             throw io::UsageError("unknown option '" + a + "' (see --help)");
@@ -186,6 +193,10 @@ int run(const Options& o)
     if (!o.metrics.empty() && (samePath(o.metrics, o.mic) || samePath(o.metrics, o.ref) || samePath(o.metrics, o.out)))
         throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
 
+    // Everything that can fail before the work is checked before it: where the results go, and in what.
+    io::requireWritableFolder(o.out);
+    if (!o.metrics.empty())
+        io::requireWritableFolder(o.metrics);
     const io::AudioData mic = io::readAudio(o.mic);
     const io::AudioData ref = io::readAudio(o.ref);
     if (mic.format.channels > kMaxMicChannels)
@@ -198,10 +209,17 @@ int run(const Options& o)
         throw io::FileError(o.ref + ": sample rate " + std::to_string(ref.format.sampleRate) + " Hz differs from "
                             + o.mic + " (" + std::to_string(mic.format.sampleRate) + " Hz); resample one of them first");
 
-    const std::size_t frames = std::min(mic.frames(), ref.frames());
-    if (mic.frames() != ref.frames() && !o.quiet)
-        std::fprintf(stderr, "note: %s has %zu frames and %s has %zu; processing the first %zu (the overlap)\n",
-                     o.mic.c_str(), mic.frames(), o.ref.c_str(), ref.frames(), frames);
+    const io::AudioFormat outFormat = io::outputFormatFor(o.out, mic.format);
+    // The output has the microphone's length: past the far end's end the far end is silent, and a
+    // longer far end's extra is not used.
+    const std::size_t frames = mic.frames();
+    if (ref.frames() < frames && !o.quiet)
+        std::fprintf(stderr, "note: %s has %zu frames and %s %zu; the far end is taken as silent after its end\n",
+                     o.ref.c_str(), ref.frames(), o.mic.c_str(), frames);
+    else if (ref.frames() > frames && !o.quiet)
+        std::fprintf(stderr, "note: %s has %zu frames and %s %zu; its last %zu are not used\n", o.ref.c_str(), ref.frames(),
+                     o.mic.c_str(), frames, ref.frames() - frames);
+    const std::size_t farFrames = std::min(frames, ref.frames());
 
     const int rate = mic.format.sampleRate;
     // The real-time engine in offline mode: the same samples as a live run, with no deadlines.
@@ -223,7 +241,7 @@ int run(const Options& o)
 
     // The channels' mean: the far end when it is mixed to mono, and the ERLE meter's activity signal.
     std::vector<float> farEndMean(frames);
-    for (std::size_t i = 0; i < frames; ++i) {
+    for (std::size_t i = 0; i < farFrames; ++i) {
         float sum = 0.0f;
         for (const auto& ch : ref.channels)
             sum += ch[i];
@@ -259,7 +277,7 @@ int run(const Options& o)
         }
         for (std::size_t r = 0; r < farEnd.size(); ++r) {
             for (std::size_t i = 0; i < n; ++i)
-                refBlock[r][i] = pos + i < frames ? (*farEnd[r])[pos + i] : 0.0f;
+                refBlock[r][i] = pos + i < farFrames ? (*farEnd[r])[pos + i] : 0.0f;
             refPtrs[r] = refBlock[r].data();
         }
         engine.process(inPtrs.data(), refPtrs.data(), outPtrs.data(), static_cast<int>(n));
@@ -292,15 +310,20 @@ int run(const Options& o)
     }
     const aec::ErleReport erle = meter.report();
 
-    io::AudioFormat fmt = mic.format;
-    io::writeAudioAtomically(o.out, fmt, out);
+    io::writeAudioAtomically(o.out, outFormat, out);
     const double seconds = static_cast<double>(frames) / rate;
-    if (!o.metrics.empty())
-        writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
+    if (!o.metrics.empty()) {
+        try {
+            writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
+        } catch (...) {
+            std::filesystem::remove(o.out);   // all or nothing: no OUT without its metrics
+            throw;
+        }
+    }
 
     if (!o.quiet) {
         std::printf("wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", o.out.c_str(), seconds, rate, mic.format.channels,
-                    mic.format.channels > 1 ? "s" : "", mic.format.subtypeName.c_str());
+                    mic.format.channels > 1 ? "s" : "", outFormat.subtypeName.c_str());
         const aec::EchoCancellerSettings a = engine.cancellerSettings();
         std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, aec::effectiveLambda(a),
                     a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every CUDA call is checked: failures become quell::gpu::CudaError with the call site and CUDA's text.
 #include <cuda_runtime.h>

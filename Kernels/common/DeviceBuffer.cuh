@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // RAII owners for device memory, pinned host memory, streams and events. Move-only.
 #include <cuda_runtime.h>

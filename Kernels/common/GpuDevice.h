@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Host-side view of the CUDA device: whether one is usable and what it is. Plain C++ (no CUDA headers),
 // so Source/ and the front ends can ask without depending on the toolkit.

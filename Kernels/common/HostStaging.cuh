@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Host buffers through device staging, shared by the GPU filter families that take host memory (FIR,
 // IIR): planar channels (channel c at c * samples) are copied in chunks of at most `maxSamples` per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Direct FIR for short filters. One block computes a tile of TILE = THREADS * R outputs of one channel:
 // the tile's inputs and the halo of taps-1 samples before it are read from global memory once into shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Streaming history of a FIR-like stage: the last `len` inputs of each channel, oldest first
 // (hist[j] = x[j - len]), carried across calls. A call reads x[n] for n < 0 from the history; afterwards

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Overlap-save FFT convolution for long filters, around cuFFT: frames of N inputs advancing by
 // step = N - L + 1 (each frame starts L-1 samples before the outputs it yields), R2C, multiply by the

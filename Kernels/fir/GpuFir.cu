@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GpuFir: host side of the direct (FirDirectKernel.cuh) and overlap-save (FirOverlapSaveKernels.cuh) FIR.
 #include "fir/GpuFir.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // GPU FIR filtering, y[n] = sum_k h[k] x[n-k] (quell::dsp::Fir is the CPU twin). Host-side interface:
 // plain C++ (C++17, the kernels' dialect; std::span conveniences for C++20 callers), no CUDA types.

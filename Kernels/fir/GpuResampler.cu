@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GpuResampler: host side of ResamplerKernel.cuh; phase bookkeeping mirrors dsp::PolyphaseResampler.
 #include "fir/GpuResampler.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // GPU rational polyphase resampler (output rate = input rate * L / M), the GPU twin of
 // quell::dsp::PolyphaseResampler: the same Kaiser-windowed sinc prototype (designResamplerPrototype), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Polyphase resampling kernel: one thread per output sample. Output m of the call sits at position
 // t = t0 + m * M on the upsampled grid; its base input is floor(t / L) and its phase t mod L, and

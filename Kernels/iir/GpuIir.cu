@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GpuIir: host side of the single-pass IIR scan (IirScanKernel.cuh): coefficient sets, correction tables,
 // carried state (ping-pong so a launch never reads what it writes), look-back flags with an epoch so they
 // never need clearing between launches.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // GPU IIR filtering over long signals in one pass over memory (papers 004 and 000). Host-side interface:
 // plain C++, no CUDA types.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host code only: the float32-loss probe behind IirArithmetic::Auto (see IirArithmeticChoice.h).
 #include "iir/IirArithmeticChoice.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Chooses the kernel's arithmetic for IirArithmetic::Auto. Poles near z = 1 (a 20 Hz high-pass at 48 kHz,
 // say) make float32 recurrences lose accuracy: the feed-forward part nearly cancels the feedback's large

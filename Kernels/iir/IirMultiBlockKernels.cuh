@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Paper 000 (Lee & Sung): multi-block processing with the fast look-ahead, as a second strategy beside the
 // single-pass scan. Three launches:

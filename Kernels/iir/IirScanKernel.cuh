@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Single-pass IIR scan after PLR (paper 004), for a "system" from IirSystems.cuh.
 //

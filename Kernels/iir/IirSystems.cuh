@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The two filter shapes the single-pass scan runs, written as "systems": a feed-forward map over a thread's
 // run of K samples, then a recurrence over that run from a given state. The scan (IirScanKernel.cuh) runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host code only (compiled by nvcc with the kernels): the scan's correction matrices in float64.
 #include "iir/IirTransitionTables.h"
 

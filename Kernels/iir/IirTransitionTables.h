@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Host-side precomputation of the correction matrices of the single-pass IIR scan (float64).
 // T_L = A^L, where A is the one-step state transition of the filter under zero input: column c of T_L is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Warp-per-tile variant of the single-pass scan (IirScanKernel.cuh): each warp owns a tile of SUB sub-tiles
 // of 32 * K samples and runs the whole PLR sequence alone: per sub-tile the map, the zero-state pass and the

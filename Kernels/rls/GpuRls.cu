@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host side of the GPU RLS: owns the device state (P, w, v, far-end history, scalars), streams blocks of
 // samples through the persistent kernel, one launch per block of at most `maxBlock` samples.
 #include "rls/GpuRls.h"

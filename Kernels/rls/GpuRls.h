@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The GPU RLS echo canceller (paper 001 on a modern GPU). Host-side interface: plain C++, no CUDA types.
 // Same algorithm, order of operations and numerical safeguards as quell::dsp::Rls (its CPU twin).

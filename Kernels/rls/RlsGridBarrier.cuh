@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The grid-wide (or channel-wide) barrier of the persistent RLS kernel: a monotonically increasing
 // arrival counter in global memory, zeroed before each launch. Barrier number b (1, 2, ...) of a group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Host-side entry points of the RLS device code: the persistent kernel instantiated for each
 // (column chunks, register groups) pair the launch policy may pick, and the P = I/delta initialiser.

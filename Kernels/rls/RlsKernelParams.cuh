@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the persistent RLS kernel needs: device pointers, sizes, and the per-channel state that is
 // carried across launches (so a stream split into blocks of any size gives bit-identical output).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The default layout of the persistent RLS kernel per (taps, channels). Starting points chosen from the
 // costs below and then checked by the benchmark sweep (numbers in NOTES.md):
 //  - the per-sample exchange costs about the same whatever the number of blocks (16 to 128; NOTES.md),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How the persistent RLS kernel lays one channel's P over the device (plain C++, no CUDA types).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Instantiations of the persistent RLS kernel. The register-resident part of P is a compile-time array
 // (registers cannot be indexed at run time), so each (column chunks C4, register groups RG) pair is its
 // own kernel; RG * C4 <= 4 keeps P's registers at <= 64 per thread (<= 128 in all at 512 threads). Each

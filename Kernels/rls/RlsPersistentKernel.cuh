@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The persistent RLS kernel (paper 001, eqs. 9-17, on a modern GPU). One launch processes a whole block
 // of samples; a channel's rows of P are spread over `blocksPerChannel` blocks that meet once per sample

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A fixed integer delay per channel, sized at prepare: the bypass path plays the input delayed by the
 // plugin's reported latency, so the host's delay compensation stays right whether the plugin is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A live plot of the estimated echo path: the adaptive filter's weights, i.e. the impulse response
 // from the loudspeaker feed to the microphone as the canceller currently sees it, against time in ms.

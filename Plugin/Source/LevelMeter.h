@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A horizontal bar meter with its value written on it: input, far-end and output levels in dBFS, and
 // the ERLE (echo return loss enhancement) in dB. Smoothed so it reads calmly at the editor's frame rate.

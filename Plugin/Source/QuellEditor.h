@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The editor: ERLE and level meters, the live echo path, the backend (GPU or CPU, and why), the
 // late-block counter, and the parameters. It polls the processor at 15 Hz from the message thread.

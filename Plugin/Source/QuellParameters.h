@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The plugin's parameters (AudioProcessorValueTreeState) and how they map onto the echo canceller's
 // settings. Parameter IDs are part of saved sessions: never rename them.

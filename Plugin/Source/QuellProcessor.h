@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Quell plugin's audio processor: the microphone on the main bus, the far end (what the loudspeaker
 // plays) on the sidechain; the real-time engine (Source/engine) cancels the far end's echo from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Rebuilds the echo canceller off the audio thread: every 50 ms it asks the processor to apply
 // parameter changes (filter length, forgetting factor, backend). Building a canceller allocates, may

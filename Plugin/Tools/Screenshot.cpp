@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-plugin-screenshot OUT.png: runs the plugin's processor on a simulated room echo (noise far end
 // through a decaying random echo path), opens its editor and saves a picture of it. Run it under
 // xvfb-run where there is no display. Prints the editor's backend line (e.g. that no GPU is present).

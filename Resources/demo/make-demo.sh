@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Regenerates the bundled demo (Resources/demo/*.wav, scenario.json) with quell-corpus.
 #   Resources/demo/make-demo.sh [BUILD_DIR]     (default: build, relative to the repository root)
 # Needs espeak-ng (the far-end voice) and a build with the tests enabled (quell-corpus is built from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether the adaptive filter should learn from the next segment: only while the far end could explain a
 // part of what the microphone hears. RLS is indifferent to the far end's level: a far end of line noise

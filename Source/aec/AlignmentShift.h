@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Whether moving the far end's alignment would throw away an echo path the filter already cancels.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Clock drift between the far end's clock and the microphone's (quell-live with separate playback and
 // capture devices, or a far end captured from another card): the echo slides against the reference by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Comfort noise for the residual echo suppressor: tracks the noise floor of the canceller's output per
 // frequency bin and fills what the suppressor takes away with noise of that spectrum, so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The one adapter from a CPU filter of Source/dsp (Rls, Pbfdkf, Nlms) to LinearEchoFilter: what they
 // share (processing, weights without allocating, adaptation on/off) is written here once; each filter

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the CPU runs in real time. RLS costs O(N^2) per sample and is memory-bound for
 // long filters (1024 taps at 16 kHz moves ~130 GB/s through P), far beyond a laptop core; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The echo canceller at its own sample rate, as a chain: a DC/rumble high-pass on both inputs; the far
 // end aligned to its echo (FarEndAligner: bulk delay, clock drift); the adaptive linear filter that

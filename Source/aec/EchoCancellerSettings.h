@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the echo canceller is asked to do, with every limit beside the check that enforces it. The filter
 // length is per far-end channel everywhere above the filters themselves.

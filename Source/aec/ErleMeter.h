@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Echo return loss enhancement: microphone power over output power, per 100 ms frame while the far end
 // is active, and over the steady state (everything after a warm-up that excludes initial convergence).

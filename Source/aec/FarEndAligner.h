@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The far end, aligned to its echo: a ring per far-end channel delays it by the bulk delay of the echo
 // path (FarEndDelayEstimator, on the channels' sum: the loudspeakers share the playback path), so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Estimates the bulk delay of the echo: how far the far end (reference) must be delayed to line up with
 // its echo in the microphone, from 0 to maxDelaySeconds (1 s by default), so that the adaptive filter's

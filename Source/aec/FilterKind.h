@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the echo canceller runs (the backend says where).
 //  - Rls: exact least squares per sample; O(N^2) per sample: the GPU's filter, and the CPU's where it fits.

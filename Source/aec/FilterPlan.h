@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the echo canceller runs, decided in one place. planLinearFilter() takes the
 // settings and the block size and returns either a plan (where and which filter, its length per far-end

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Double-talk protection by two echo paths (the foreground/background scheme): the adaptive filter
 // (background, RLS) adapts all the time, and this fixed foreground FIR filter produces the output. Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reads a ring of samples at a fractional delay: a 16-tap Hann-windowed sinc, its coefficients from a
 // table of 2048 fractions (the nearest is taken: 0.00025 samples of timing error at most, below -65 dB

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The adaptive linear filter at the heart of the echo canceller, behind one small interface so the
 // CPU RLS (Source/dsp) and the GPU RLS (Kernels/rls) are interchangeable at run time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The linear filter's output must never be louder than the microphone: an echo canceller that adds sound
 // (a filter diverging, a covariance just re-initialised, a stale filter right after the echo path

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Decides when the adaptive filter should forget what it learnt: after an echo-path change (someone
 // moves the phone, a door opens) a converged RLS with a long memory takes about one memory (0.6 s) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Residual echo suppression after the linear filter: a gain per frequency bin that takes out the echo
 // the adaptive filter leaves (the room's tail beyond its taps, a loudspeaker driven into distortion, a

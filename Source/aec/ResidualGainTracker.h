@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How much of a predictor's power is left as residual echo in the canceller's output, per frequency band:
 // residual_b = gain_b x predictor_b. The residual echo suppressor runs two of these: one whose predictor is

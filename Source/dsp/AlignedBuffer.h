@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A fixed-size, zero-initialised, 64-byte-aligned array: rows of P start on cache lines so the
 // vectorised RLS loops never split a load.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An order-M linear recurrence in direct form I:
 //     y[n] = sum_{k=0..M} b[k] x[n-k] + sum_{j=1..M} a[j] y[n-j]

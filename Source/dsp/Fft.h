@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A radix-2 complex FFT plan: twiddles and the bit-reversal order computed once at construction, so a
 // transform allocates nothing (the residual echo suppressor runs it on the real-time thread). Sizes are

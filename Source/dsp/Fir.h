@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Direct-form FIR filter: y[n] = sum_k h[k] x[n-k], state carried across calls.
 // Threading: one thread at a time; process() never allocates after prepare().

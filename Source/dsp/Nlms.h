@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Normalised LMS adaptive filter: the cheap CPU echo canceller for when RLS of the configured length
 // cannot run in real time. e(n) = d(n) - w^T u(n); w += mu e u / (u^T u + eps).

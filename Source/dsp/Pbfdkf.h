@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Partitioned-block frequency-domain adaptive Kalman filter (PBFDKF; Enzner and Vary 2006, Kuech,
 // Mabande and Enzner 2014): the echo path as P partitions of B taps per far-end channel, each a state

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Rational polyphase resampler: output rate = input rate * L / M, with a Kaiser-windowed sinc low-pass
 // prototype.  Its group delay is constant and reported, so callers can align signals exactly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Exponentially weighted RLS adaptive filter (echo canceller form): for each sample the far-end
 // regressor u(n) = [x(n) .. x(n-N+1)] predicts the microphone d(n); the output is the a-priori error

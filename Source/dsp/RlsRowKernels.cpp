@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "dsp/RlsRowKernels.h"
 
 // GCC vector extensions: portable across x86 levels; the target_clones attribute compiles an AVX2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The inner loops of the CPU RLS: the fused row update p <- (p - (vi v) r) / lambda with v'_i = p . u,
 // and a plain dot product. Vectorised, with an AVX2 clone picked at run time.

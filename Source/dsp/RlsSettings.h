@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Settings and health counters of the RLS filter, shared by the CPU Rls (dsp/Rls.h) and the GPU one
 // (Kernels/rls/GpuRls.h). Kept apart from Rls.h because the CUDA sources are compiled as C++17 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Where a block's milliseconds go between the audio callback and its output, on one clock
 // (steady_clock): the callback stamps when it queues a block; the worker stamps when it picks it up,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The signal path at the host rate: resample microphone and far end to the echo canceller's rate,
 // cancel, resample back. Every call takes n host samples and returns n, delayed by a constant latency

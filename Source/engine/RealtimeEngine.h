@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The real-time engine: the audio callback hands its microphone and far-end samples to a worker thread
 // through lock-free FIFOs and takes back the output that is due; the worker runs the echo pipeline

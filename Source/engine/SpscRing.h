@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lock-free single-producer / single-consumer ring of floats. The producer and the consumer may be
 // different threads (one each); neither ever waits, locks or allocates. Capacity is fixed at prepare.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Real-time scheduling for the engine's worker: where the system allows it (root, rtprio limits, or
 // JACK/PipeWire's real-time group), the worker runs SCHED_FIFO just below the audio callback's usual

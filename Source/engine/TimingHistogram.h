@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lock-free distribution of durations: one writer (the worker) adds, any thread reads percentiles.
 // Log-spaced bins from 1 us to 10 s, 48 per decade (bin width 4.9%): percentiles are reported as the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Small helpers for the command-line front ends: option values parsed strictly, with messages that
 // name the option and the accepted range.

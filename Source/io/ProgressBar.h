@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A one-line progress bar on a terminal. Silent when the stream is not a terminal (piped, CI logs),
 // so logs are not filled with carriage returns.

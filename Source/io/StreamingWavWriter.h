@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Records audio from a real-time thread to a file: the audio thread pushes samples into a lock-free
 // FIFO (never blocking, never allocating); a writer thread drains it to `path.part` and, on finish(),

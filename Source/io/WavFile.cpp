@@ -1,13 +1,16 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/WavFile.h"
 
 #include <sndfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 namespace quell::io {
@@ -102,6 +105,8 @@ void writeAudioAtomically(const std::string& path, const AudioFormat& format,
             throw FileError(path + ": cannot create the output file (" + sf_strerror(nullptr) + ")");
         // Integer formats: clip rather than wrap when the output exceeds full scale.
         sf_command(file.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
+        // No PEAK chunk: it carries the time of writing, so the same render would differ byte for byte.
+        sf_command(file.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
         std::vector<float> interleaved(frames * ch);
         for (std::size_t f = 0; f < frames; ++f)
             for (std::size_t c = 0; c < ch; ++c)
@@ -127,6 +132,55 @@ bool sameFile(const std::string& a, const std::string& b)
     if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0)
         return false;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+AudioFormat outputFormatFor(const std::string& path, const AudioFormat& input)
+{
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    struct Container {
+        const char* ext;
+        int major;
+    };
+    static constexpr Container containers[] = {{".wav", SF_FORMAT_WAV}, {".flac", SF_FORMAT_FLAC}, {".ogg", SF_FORMAT_OGG},
+                                               {".oga", SF_FORMAT_OGG}, {".aif", SF_FORMAT_AIFF}, {".aiff", SF_FORMAT_AIFF},
+                                               {".caf", SF_FORMAT_CAF}, {".w64", SF_FORMAT_W64}, {".au", SF_FORMAT_AU}};
+    int major = 0;
+    for (const Container& c : containers)
+        if (ext == c.ext)
+            major = c.major;
+    if (major == 0)
+        throw FileError(path + ": the extension '" + ext + "' names no format quell writes (.wav, .flac, .ogg, .aiff, .caf, .w64, .au)");
+    AudioFormat out = input;
+    const int subtype = input.sndfileFormat & SF_FORMAT_SUBMASK;
+    SF_INFO info{};
+    info.samplerate = input.sampleRate;
+    info.channels = input.channels;
+    info.format = major | subtype;
+    if (!sf_format_check(&info)) {
+        // The nearest the container takes: Ogg is Vorbis; the others take 24-bit integers.
+        const int fallback = major == SF_FORMAT_OGG ? SF_FORMAT_VORBIS : SF_FORMAT_PCM_24;
+        info.format = major | fallback;
+        if (!sf_format_check(&info))
+            throw FileError(path + ": cannot write " + std::to_string(input.channels) + " channels at "
+                            + std::to_string(input.sampleRate) + " Hz in this container");
+    }
+    out.sndfileFormat = info.format;
+    out.subtypeName = subtypeName(info.format);
+    return out;
+}
+
+void requireWritableFolder(const std::string& path)
+{
+    std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (folder.empty())
+        folder = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+        throw FileError(path + ": the folder " + folder.string() + " does not exist");
+    if (::access(folder.c_str(), W_OK) != 0)
+        throw FileError(path + ": the folder " + folder.string() + " is not writable");
 }
 
 } // namespace quell::io

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // WAV (and any libsndfile format) reading and writing as float32 planar channels.
 // Errors are quell::io::FileError with a one-line message naming the file and the problem.
@@ -34,6 +35,16 @@ AudioData readAudio(const std::string& path);
 // so a failure never leaves a half-written file behind. Same container and sample format as `format`.
 void writeAudioAtomically(const std::string& path, const AudioFormat& format,
                           const std::vector<std::vector<float>>& channels);
+
+// The format to write `path` in: the container its extension names (.wav, .flac, .ogg/.oga, .aif/.aiff,
+// .caf, .w64, .au), the input's rate and channels, and the input's sample format where that container
+// takes it (else the container's nearest: FLAC 24-bit for float input, Vorbis for Ogg). Throws FileError
+// for an extension that names no container it writes.
+AudioFormat outputFormatFor(const std::string& path, const AudioFormat& input);
+
+// Throws FileError unless the folder `path` would be written in exists and is writable: checked before
+// long work, so a run never ends by finding it cannot save its result.
+void requireWritableFolder(const std::string& path);
 
 // True when both paths name the same existing file (hard links and different spellings included).
 bool sameFile(const std::string& a, const std::string& b);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench engine: the real-time engine under a simulated audio device. A thread wakes at absolute
 // block deadlines (like a sound card's interrupt), calls the engine's audio callback with the next
 // block of a far-end/echo scene, and the engine's worker runs the default pipeline (GPU when present).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench fir: GPU FIR (Kernels/fir) on 2^24 samples against the copy bandwidth measured in the same
 // run: direct at 16, 64, 256 taps, FFT overlap-save at 1024, 4096, 65536 taps (several FFT sizes), both
 // methods around the switch point, the batched engine shape, and the polyphase resampler.

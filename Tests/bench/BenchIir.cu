@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench iir: the single-pass GPU IIR (Kernels/iir) against the device-to-device copy bandwidth and
 // CUB's inclusive scan (the prefix-sum recurrence y[n] = x[n] + y[n-1]) measured in the same run.
 //   - orders 1, 2, 4, 8 (direct form, float32 arithmetic; order 8 also as 4 biquads) at 2^20 .. 2^28

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
 //   quell-bench rls|iir|fir [--json PATH] [--quick]
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Sub-commands of quell-bench register themselves here: QUELL_BENCH_COMMAND(rls, "...") { ... }.
 #include <functional>

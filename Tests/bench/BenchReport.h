@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A benchmark's results: printed as an aligned table on stdout and written as JSON, the same figures.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench rls: the GPU RLS against its physical floors and its CPU twin, all measured in this run.
 //  - device-to-device copy bandwidth (read + write bytes) and the grid-barrier floor of each grid used;
 //  - single channel, N = 256 ... 4096: a sweep of kernel layouts, the best one's samples/s, real-time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Device probes (see RlsDeviceProbes.h). The grid-barrier floor: an empty persistent kernel that only meets at the
 // barrier, launched cooperatively with the grid of the RLS kernel.
 #include "RlsDeviceProbes.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Physical floors the RLS benchmark compares against, measured on the device in the same run.
 //

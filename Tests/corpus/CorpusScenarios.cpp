@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The scenario lists of the corpus (issue 7) and the bundled demo (issue 2).
 #include <cmath>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Signal helpers for the echo-cancellation corpus: noise excitations, the loudspeaker's nonlinearity,
 // the bulk delay, an echo path that changes at a given time, level setting at a given ratio, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Linear convolution for the corpus generator: long test signals (tens of seconds) with room impulse
 // responses of up to a second. Direct convolution of those costs billions of multiply-adds per file, so

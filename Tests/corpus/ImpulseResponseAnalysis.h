@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Measurements on an impulse response: Schroeder's backward-integrated energy decay curve, the
 // reverberation time fitted on it (T20, T30 as in ISO 3382), and how much energy lies beyond a given

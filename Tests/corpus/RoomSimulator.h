@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Shoebox-room impulse responses by the image-source method (Allen & Berkley 1979), for the echo
 // canceller's test material: the loudspeaker-to-microphone path of a simulated room.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One echo-cancellation test case of the corpus: its parameters (Scenario) and the rendered signals
 // (RenderedScenario). Rendering is deterministic for a given scenario (seeded), apart from what the

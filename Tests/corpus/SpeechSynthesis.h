@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Speech excitation for the corpus from espeak-ng (a Debian package): each utterance is spoken to a
 // WAV file by the espeak-ng program (22050 Hz), read back with quell's WAV reader and resampled with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-corpus: writes the echo-cancellation test corpus (issue 7) or the bundled demo (issue 2).
 //
 //   quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]

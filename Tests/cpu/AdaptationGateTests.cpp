@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AdaptationGate: the filter learns while the far end could explain a part of the microphone, not while
 // a faint far end sits under a talking near end; the echo path's gain is learnt from a cancelling
 // foreground.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AlignmentShift: the weight energy a move of the far end's alignment would push out of the filter,
 // and the refusal of such moves while the filter cancels; and EchoCanceller keeping an echo path whose
 // strongest part comes after a weaker direct path where it is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BlockTimeline on a scripted timeline (nanosecond stamps given, not measured): every late block is
 // found, and each is blamed on the interval that made it late.
 #include <catch2/catch.hpp>

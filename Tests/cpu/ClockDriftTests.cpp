@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Clock drift compensation: the fractional delay reader against exact delays, the drift tracker on
 // synthetic peak tracks, and the echo canceller on an echo whose clock runs 100 ppm off the far end's.
 #include <catch2/catch.hpp>

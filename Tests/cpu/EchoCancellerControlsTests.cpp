@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EchoCanceller's run-time controls: a freeze holds the echo path the output is cancelled with (and
 // unfreezing resumes with what the adaptive filter learnt meanwhile); the suppressor's latency is
 // reported and the amount can change while running.

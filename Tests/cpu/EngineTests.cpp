@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real-time engine: latency, block-size independence, real-time safety and deadline misses.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ErleMeter against energies worked out by hand: frames, the far-end activity rule, the warm-up, and
 // blocks of any size giving the same report.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FarEndDelayEstimator and the far-end alignment of EchoCanceller: bulk delays found, followed and kept
 // through far-end silence; numbers asserted against the delays the test applies.
 #include <catch2/catch.hpp>

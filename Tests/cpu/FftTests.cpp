@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // dsp::FftPlan against a naive float64 DFT, forward and inverse, float and double, sizes 1 to 1024.
 #include <catch2/catch.hpp>
 

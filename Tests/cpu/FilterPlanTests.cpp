@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The filter plan: every refusal is a reason, never an exception; every fallback says why; the plan's
 // filter is the one it describes.
 #include <catch2/catch.hpp>

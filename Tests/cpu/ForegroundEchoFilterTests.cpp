@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ForegroundEchoFilter (two-path double-talk protection): copies the background's weights only when the
 // background is clearly better, and then cancels exactly with them.
 #include <catch2/catch.hpp>

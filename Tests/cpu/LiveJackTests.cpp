@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-live against a real audio server with no hardware: JACK's dummy driver, reached through
 // PortAudio's JACK host API, exactly as on a machine with a sound card.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // OutputGuard: a linear output that is no louder than the microphone passes bit for bit; one that is
 // louder (a burst, or a quietly worse output over tens of milliseconds) is replaced by the microphone,
 // crossfaded, and counted; the guard lets go once the output is well below the microphone again.

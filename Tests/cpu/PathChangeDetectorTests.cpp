@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PathChangeDetector and the covariance restart it triggers: restarts only after convergence, only on
 // segments where the far end plays and the microphone is above the noise, once per episode; the echo
 // canceller re-converges after a path change within tens of milliseconds with it, and not without it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-render as a user runs it: a real process, real files, exit codes and messages.
 #include <catch2/catch.hpp>
 
@@ -154,6 +155,9 @@ TEST_CASE("quell-render rejects bad input with one clear line, exit 2 and no out
     SECTION("OUT is the reference, spelled differently") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "./ref.wav", "would overwrite an input file", before); }
     SECTION("unknown backend") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --backend tpu", "--backend: expected cpu, gpu or auto", before); }
     SECTION("missing arguments") { expectFailure(dir, "--mic " + mic, "--mic, --ref and --out are required", before); }
+    SECTION("OUT's folder does not exist") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "no/out.wav", "the folder", before); }
+    SECTION("OUT's extension names no format") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "out.mp4", "names no format", before); }
+    SECTION("the metrics' folder does not exist: no OUT either") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --metrics " + dir / "no/m.json", "the folder", before); }
 }
 
 TEST_CASE("quell-render on no GPU: --backend gpu is an error, auto falls back and says so", "[render][cli]")
@@ -179,7 +183,7 @@ TEST_CASE("quell-render on no GPU: --backend gpu is an error, auto falls back an
     CHECK(fs::exists(out));
 }
 
-TEST_CASE("quell-render keeps the input's rate, format and length, and processes the overlap of unequal files", "[render][cli]")
+TEST_CASE("quell-render keeps the input's rate, format and length, and the microphone's length for unequal files", "[render][cli]")
 {
     struct Case { int rate; int format; const char* subtype; };
     const std::vector<Case> cases{
@@ -214,14 +218,43 @@ TEST_CASE("quell-render keeps the input's rate, format and length, and processes
         CHECK(erle > 15.0);
         CHECK(dir.files() == std::vector<std::string>{"m.json", "mic.wav", "out.wav", "ref.wav"});
     }
-    // Unequal lengths: the overlap is processed and the user is told.
+    // Unequal lengths: the output keeps the microphone's length either way, and the user is told.
     TempDir dir;
-    writePair(dir / "mic.wav", dir / "x.wav", 16000, 8000, kWav16);
-    writePair(dir / "y.wav", dir / "ref.wav", 16000, 6000, kWav16);
-    const Result r = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "out.wav --taps 64");
+    writePair(dir / "mic.wav", dir / "long.wav", 16000, 8000, kWav16);
+    writePair(dir / "short.wav", dir / "ref.wav", 16000, 6000, kWav16);
+    Result r = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "out.wav --taps 64");
     CHECK(r.exitCode == 0);
-    CHECK_THAT(r.err, Catch::Contains("processing the first 6000 (the overlap)"));
-    CHECK(io::readAudio(dir / "out.wav").frames() == 6000);
+    CHECK_THAT(r.err, Catch::Contains("the far end is taken as silent after its end"));
+    CHECK(io::readAudio(dir / "out.wav").frames() == 8000);
+    r = render(dir, "--mic " + dir / "short.wav --ref " + dir / "long.wav --out " + dir / "out2.wav --taps 64");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.err, Catch::Contains("its last 2000 are not used"));
+    CHECK(io::readAudio(dir / "out2.wav").frames() == 6000);
+}
+
+TEST_CASE("quell-render writes the container OUT's extension names", "[render][cli]")
+{
+    TempDir dir;
+    writePair(dir / "mic.wav", dir / "ref.wav", 16000, 8000, SF_FORMAT_WAV | SF_FORMAT_FLOAT);
+    struct Case {
+        const char* name;
+        int major;
+        const char* subtype;
+    };
+    for (const Case& c : {Case{"out.flac", SF_FORMAT_FLAC, "PCM_24"}, Case{"out.WAV", SF_FORMAT_WAV, "FLOAT"},
+                          Case{"out.aiff", SF_FORMAT_AIFF, "FLOAT"}}) {
+        INFO(c.name);
+        const Result r = render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / c.name + " --taps 64");
+        REQUIRE(r.exitCode == 0);
+        const io::AudioData o = io::readAudio(dir / c.name);
+        CHECK((o.format.sndfileFormat & SF_FORMAT_TYPEMASK) == c.major);
+        CHECK(o.format.subtypeName == c.subtype);
+        CHECK(o.frames() == 8000);
+    }
+    // The same render twice is the same file, byte for byte (no time stamp in it).
+    render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "a.wav --taps 64 --backend cpu");
+    render(dir, "--mic " + dir / "mic.wav --ref " + dir / "ref.wav --out " + dir / "b.wav --taps 64 --backend cpu");
+    CHECK(slurp(dir / "a.wav") == slurp(dir / "b.wav"));
 }
 
 TEST_CASE("quell-render output is aligned with its input (latency compensated)", "[render][cli]")

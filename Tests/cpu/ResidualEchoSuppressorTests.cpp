@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ResidualEchoSuppressor and ComfortNoise: transparent where there is no echo estimate (the output is the
 // input delayed by exactly the reported latency), independent of block splits, suppresses a residual
 // that follows the echo estimate, and with comfort noise keeps the noise floor instead of gating it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ResidualGainTracker: the gain settles at the chosen quantile of the residual-to-predictor ratio, falls
 // fast after a filter converges, is not raised by a near end far above it, and is not used for a
 // predictor that does not vary or an output that does not follow it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The CPU RLS with worker threads gives bit-identical output to the single-threaded run (each row is
 // computed by the same code whichever thread runs it), whatever the thread count and block split.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The simulated-room test material (Tests/corpus): image-source room responses, their measured
 // reverberation time, the FFT convolution, and level setting at a target echo-to-noise ratio.
 #include <catch2/catch.hpp>

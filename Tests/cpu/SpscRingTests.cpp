@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lock-free ring: all-or-nothing writes, order across the wrap, and one producer with one consumer
 // on two threads losing or reordering nothing.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A stereo far end: two loudspeakers with their own echo paths into one microphone. The canceller with
 // farEndChannels = 2 learns both paths (one RLS over the stacked regressor) and cancels what the mono
 // downmix cannot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingWavWriter: what was pushed is what the file holds, the file appears only when finished,
 // an abandoned recording leaves nothing, a full FIFO drops and counts.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What quell-eval --assert checks for Quell on the CI corpus (quell-corpus --short --rir-ms 14, Quell at
 // 256 taps: echo paths the filter covers): the targets of issue 7 and of the real-calls issue 12 that

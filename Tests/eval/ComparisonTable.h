@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The comparison in one Markdown table: a row per scenario, Quell's figure beside the best peer's (the
 // highest ERLE and near-end SNR after the linear fit, the shortest times, the smallest loss of a lone near

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // One corpus scenario as quell-eval sees it: the separate components (Tests/corpus writes them so the
 // metrics are exact) and the intervals from scenario.json.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The figures of issue 7 for one canceller on one scenario, from the separate clean components.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // An echo canceller under evaluation: Quell's or a peer's, run offline over a whole scenario.
 #include <cmath>

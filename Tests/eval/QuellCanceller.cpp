@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Quell's echo canceller (Source/aec/EchoCanceller), offline (no real-time budget): the float32 RLS on
 // the CPU by default, on the GPU with --backend gpu (the same recursion; a stereo far end as two channels
 // on either, or mixed down with --downmix).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Peer: SpeexDSP's echo canceller (MDF), optionally followed by its preprocessor's residual echo
 // suppression. Built only when pkg-config finds speexdsp (QUELL_EVAL_HAVE_SPEEX).
 #include "eval/EvalCanceller.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Peer: WebRTC audio processing 0.3 (Debian libwebrtc-audio-processing), its AEC ("echo_cancellation()",
 // the AEC2 era) with the extended filter and delay-agnostic mode (the corpus's delays are unknown to it),
 // no high-pass, noise suppression or gain control. Built only when pkg-config finds it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-eval: Quell's echo canceller and its peers (SpeexDSP, WebRTC 0.3) on every scenario of a corpus
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //

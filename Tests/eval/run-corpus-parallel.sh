@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs quell-eval over a corpus with one process per scenario, JOBS at a time (a many-core machine runs the
 # full corpus in minutes), and joins their outputs in the corpus's order:
 #   Tests/eval/run-corpus-parallel.sh QUELL_EVAL CORPUS_DIR OUT_PREFIX JOBS [quell-eval options ...]

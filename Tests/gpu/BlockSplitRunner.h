@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Streaming check shared by the [gpu] filter tests: feeds packed planar channels (channel c at
 // [c * n, (c + 1) * n)) to a processor with process(span in, span out) in random block sizes (some of 1-3

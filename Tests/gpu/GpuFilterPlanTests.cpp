@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // [gpu][plan] tests: on a device, "can this run on the GPU" has one answer (GpuRls::whyNot), the
 // canceller's plan follows it, and what it refuses falls back to the CPU under Auto instead of
 // escaping as an exception (issue 13: a stereo far end with 4100 taps per channel aborted; 4101 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // [gpu][fir][resampler]: the GPU polyphase resampler against dsp::PolyphaseResampler<double> (same
 // prototype, same phase bookkeeping), streaming with random block sizes, several channels.
 #include <catch2/catch.hpp>

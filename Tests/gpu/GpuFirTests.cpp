@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // [gpu][fir]: direct and FFT (overlap-save) GPU FIR against float64 CPU convolution with the same
 // float32-rounded taps; streaming block splits and channels.
 #include <catch2/catch.hpp>

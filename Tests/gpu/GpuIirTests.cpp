@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // [gpu][iir]: the single-pass GPU IIR scan against float64 CPU filtering (DirectFormIir, BiquadCascade)
 // with the same float32-rounded coefficients.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // [gpu][rls] tests: the GPU RLS against the float64 CPU Rls, block-split invariance, storage layouts,
 // batched == single channel, a 10-minute endurance run, poisoned outputs and non-finite inputs.
 #include <catch2/catch.hpp>

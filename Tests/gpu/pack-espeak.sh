@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Packs espeak-ng (the program, the shared libraries it needs and its English data, about 14 MB) into
 # DEST/esp, so that quell-corpus can make the corpus's speech on a machine without Debian's packages
 # (Tests/gpu/run-device-checks.sh sets PATH, LD_LIBRARY_PATH and ESPEAK_DATA_PATH for it).

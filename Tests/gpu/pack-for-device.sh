@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Packs the built programs and the shared libraries they need (those the GPU machine lacks: libsndfile
 # and its codecs, PortAudio, ...) into one folder, to be carried to a machine that has CUDA but none of
 # Debian's packages.  Usage: Tests/gpu/pack-for-device.sh BUILD_DIR DEST_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The GPU checks of a change on a CUDA machine that has none of Debian's packages, in two stages that
 # each fit a 10-minute command: the folder CARRY holds what Tests/gpu/pack-for-device.sh packed (bin/,
 # lib/) and, for the corpus's speech, espeak-ng with its libraries and English data (esp/bin, esp/lib,

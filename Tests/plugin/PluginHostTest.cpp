@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // quell-plugin-host-test --vst3 Quell.vst3 --lv2 Quell.lv2
 //
 // Loads the BUILT plugin binaries through JUCE's plugin hosting (the processor class is not linked in)

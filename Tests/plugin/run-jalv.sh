@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The LV2 in a real LV2 host outside JUCE: jalv under JACK's dummy driver (no sound card needed) for
 # 12 s. A metronome (jack_metro) is the far end: it feeds the sidechain and, as its "echo", the
 # microphone input too. The plugin's output and the metronome are recorded (jack_rec); when python3 is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Opens the plugin's editor after a simulated echo run and saves it as a PNG, under Xvfb when there is no
 # display; checks the editor says where the canceller runs (and, with no GPU, that it runs on the CPU).
 # Usage: run-screenshot.sh path/to/quell-plugin-screenshot OUT.png     Exits 77 without xvfb-run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Main of the [gpu] test program: with no usable CUDA device it says why and exits 77, which ctest
 // reports as "skipped" (SKIP_RETURN_CODE), so CI without a GPU passes honestly rather than vacuously.
 #define CATCH_CONFIG_RUNNER

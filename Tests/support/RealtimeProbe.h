@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Counts heap allocations and mutex locks made by the current thread while a probe is armed. The test
 // program replaces the global operator new/delete and interposes pthread_mutex_lock to do the counting

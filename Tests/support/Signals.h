@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Test signals shared by the CPU and GPU tests: seeded white and coloured noise, random systems, and
 // error measures.
