@@ -101,7 +101,7 @@ void QuellEditor::timerCallback()
         backend_.setText(juce::String(s.backendNote), juce::dontSendNotification);
     }
     if (processor_.echoPath(weights_))
-        plot_.setWeights(weights_, toSettings(s.applied).sampleRate);
+        plot_.setWeights(weights_, toSettings(s.applied, s.offline).sampleRate);
 }
 
 void QuellEditor::paint(juce::Graphics& g)

@@ -84,15 +84,15 @@ CancellerChoice ParameterReader::choice() const noexcept
     return c;
 }
 
-aec::EchoCancellerSettings toSettings(const CancellerChoice& choice)
+aec::EchoCancellerSettings toSettings(const CancellerChoice& choice, bool offline)
 {
     aec::EchoCancellerSettings s;
     s.taps = choice.taps;
     s.lambda = choice.lambda;
     s.backend = choice.backend == aec::Backend::Gpu ? aec::Backend::Auto : choice.backend;
-    // Half a core: on the CPU the canceller picks the longest filter it can afford in real time
-    // (see aec/CpuFilterChoice.h) rather than missing deadlines.
-    s.cpuRealtimeBudget = 0.5;
+    // In real time half a core: on the CPU the canceller picks the filter it can afford (see
+    // aec/CpuFilterChoice.h) rather than missing deadlines. A bounce has no deadline.
+    s.cpuRealtimeBudget = offline ? 0.0 : 0.5;
     return s;
 }
 

@@ -61,7 +61,9 @@ private:
 
 // The canceller's settings for a choice. "GPU" is Auto: the canceller falls back to the CPU when the GPU
 // cannot run, and backendNote() says so, rather than the plugin failing to start.
-aec::EchoCancellerSettings toSettings(const CancellerChoice& choice);
+// offline (a bounce): no deadline, so the CPU runs the filter it runs in quell-render (RLS at the
+// length asked, 1024 taps when automatic), not the one that fits half a core in real time.
+aec::EchoCancellerSettings toSettings(const CancellerChoice& choice, bool offline);
 // What the editor shows about where the filter runs: empty when it runs where asked.
 std::string backendNote(const CancellerChoice& choice, const std::string& fallbackReason);
 

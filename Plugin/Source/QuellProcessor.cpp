@@ -100,7 +100,7 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     spec.hostRate = static_cast<int>(std::lround(sampleRate));
     spec.maxHostBlock = maxBlock_;
     spec.micChannels = micChannels_;
-    spec.aec = toSettings(choice);
+    spec.aec = toSettings(choice, offline);
     spec.offline = offline;
     backendNote_.clear();
     bool ready = true;
@@ -134,7 +134,7 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
 void QuellProcessor::applyChoiceLocked(const CancellerChoice& choice)
 {
     try {
-        engine_.applySettings(toSettings(choice));
+        engine_.applySettings(toSettings(choice, engineOffline_.load()));
         backendNote_ = backendNote(choice, engine_.fallbackReason());
     } catch (const std::exception& e) {
         backendNote_ = std::string("settings not applied: ") + e.what();
