@@ -8,6 +8,7 @@
 // Plays the far-end file to the output device, captures the microphone, cancels the far end's echo and
 // records the cleaned microphone. Ctrl-C or SIGTERM ends cleanly with a complete WAV.
 #include <portaudio.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,7 +36,12 @@ using namespace quell;
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void onSignal(int) { g_stop.store(true); }
+std::atomic<int> g_signal{0};   // the signal that stopped the run (the exit code is 128 + it, as a shell's)
+extern "C" void onSignal(int signal)
+{
+    g_signal.store(signal);
+    g_stop.store(true);
+}
 
 class DeviceError : public std::runtime_error {
 public:
@@ -55,7 +61,21 @@ struct Options {
 struct PortAudioSession {
     PortAudioSession()
     {
-        if (const PaError e = Pa_Initialize(); e != paNoError)
+        // PortAudio's device scan makes ALSA and JACK print tens of lines on stderr about cards and
+        // servers that are not there (on every start, whatever is then used): they go to /dev/null for
+        // the scan. What fails is reported from Pa_Initialize's result and from opening the streams.
+        const int saved = ::dup(STDERR_FILENO);
+        const int null = ::open("/dev/null", O_WRONLY);
+        if (saved >= 0 && null >= 0)
+            ::dup2(null, STDERR_FILENO);
+        const PaError e = Pa_Initialize();
+        if (saved >= 0 && null >= 0)
+            ::dup2(saved, STDERR_FILENO);
+        if (null >= 0)
+            ::close(null);
+        if (saved >= 0)
+            ::close(saved);
+        if (e != paNoError)
             throw DeviceError(std::string("cannot start PortAudio: ") + Pa_GetErrorText(e));
     }
     ~PortAudioSession() { Pa_Terminate(); }
@@ -74,7 +94,9 @@ void usage(std::FILE* f)
                  "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n"
                  "--filter rls|kalman|auto: the adaptive filter (default auto: RLS on a GPU; on the CPU RLS where it\n"
                  "fits half a core, else the frequency-domain Kalman filter, 256 ms when --taps is not given).\n"
-                 "--version: print the version and exit.\n");
+                 "--version: print the version and exit.\n"
+                 "Exit codes: 0 finished; 130 / 143 stopped by Ctrl-C / SIGTERM (the recording is complete); 2 bad\n"
+                 "usage or input; 3 an audio device problem; 1 any other failure.\n");
 }
 
 Options parse(int argc, char** argv)
@@ -419,7 +441,9 @@ int run(const Options& o)
         std::printf("recorded %s: %llu frames (%.2f s)%s\n", o.record.c_str(), static_cast<unsigned long long>(recorded),
                     static_cast<double>(recorded) / rate,
                     recorder->droppedFrames() ? " - some frames were dropped (disk too slow)" : "");
-    return 0;
+    // Stopped by a signal: everything is saved, and the exit code says how the run ended (130 Ctrl-C,
+    // 143 SIGTERM), as scripts expect of an interrupted program.
+    return interrupted && g_signal.load() != 0 ? 128 + g_signal.load() : 0;
 }
 
 } // namespace

@@ -116,6 +116,7 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver with no late block and a 
     INFO(out);
     REQUIRE(code == 0);
     CHECK_THAT(out, Catch::Contains("late blocks 0 of"));
+    CHECK_THAT(out, !Catch::Contains("ALSA lib"));   // the device scan's noise stays out of the user's way
     const quell::io::AudioData a = quell::io::readAudio(rec);
     CHECK(a.format.sampleRate == 48000);
     CHECK(a.frames() == 480000);
@@ -137,7 +138,7 @@ TEST_CASE("quell-live ends cleanly on SIGTERM with a valid WAV of what it heard"
     ::kill(pid, SIGTERM);
     const int code = waitExit(pid);
     INFO(slurp(log));
-    CHECK(code == 0);
+    CHECK(code == 128 + SIGTERM);   // as a shell reports a program a signal stopped
     CHECK_THAT(slurp(log), Catch::Contains("stopped after"));
     const quell::io::AudioData a = quell::io::readAudio(rec);
     CHECK(a.frames() > 48000);       // more than a second was recorded...
