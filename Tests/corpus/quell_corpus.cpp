@@ -25,6 +25,7 @@
 #include "corpus/ImpulseResponseAnalysis.h"
 #include "corpus/Scenario.h"
 #include "corpus/SpeechSynthesis.h"
+#include "io/CommandLine.h"
 #include "io/WavFile.h"
 
 namespace fs = std::filesystem;
@@ -82,9 +83,7 @@ Options parse(int argc, char** argv)
         else if (a == "--list")
             o.list = true;
         else if (a == "--rir-ms") {
-            o.rirMaxMs = std::stod(value());
-            if (!(o.rirMaxMs >= 1.0 && o.rirMaxMs <= 2000.0))
-                throw std::invalid_argument("--rir-ms must be between 1 and 2000");
+            o.rirMaxMs = quell::io::parseDouble(a, value(), 1.0, 2000.0);
         }
         else if (a == "--only") {
             std::stringstream ss(value());

@@ -46,6 +46,26 @@ using namespace quell::eval;
 
 namespace {
 
+// A JSON string literal: quotes, backslashes and control characters escaped.
+std::string quoted(const std::string& text)
+{
+    std::string out = "\"";
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            out += escaped;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
 std::string json(const std::optional<double>& v)
 {
     if (!v || !std::isfinite(*v))
@@ -235,8 +255,8 @@ int main(int argc, char** argv)
                 if (trace.is_open())
                     for (const auto& [t, erle] : f.erleTrace)
                         trace << s.name << '\t' << c->name() << '\t' << t << '\t' << erle << '\n';
-                js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": \"" << s.name << "\", \"canceller\": \""
-                   << c->name() << "\", \"steadyErleDb\": " << json(f.steadyErleDb)
+                js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": " << quoted(s.name) << ", \"canceller\": "
+                   << quoted(c->name()) << ", \"steadyErleDb\": " << json(f.steadyErleDb)
                    << ", \"steadyMicOverOutDb\": " << json(f.steadyMicOverOutDb)
                    << ", \"timeTo10dB\": " << json(f.timeTo10dB) << ", \"timeTo20dB\": " << json(f.timeTo20dB)
                    << ", \"reconvergeTo20dB\": " << json(f.reconvergeTo20dB) << ", \"minErleDb\": "
@@ -266,8 +286,8 @@ int main(int argc, char** argv)
     }
     js << "\n  ],\n  \"cancellers\": [";
     for (std::size_t i = 0; i < cancellers.size(); ++i)
-        js << (i ? ", " : "") << "{\"name\": \"" << cancellers[i]->name() << "\", \"description\": \""
-           << cancellers[i]->description() << "\"}";
+        js << (i ? ", " : "") << "{\"name\": " << quoted(cancellers[i]->name()) << ", \"description\": "
+           << quoted(cancellers[i]->description()) << "}";
     js << "]\n}\n";
 
     std::cout << "\ncolumns: erle_db = echo / (out - near - noise) over far-end single talk after 1 s (and 1 s after "
@@ -284,7 +304,11 @@ int main(int argc, char** argv)
         return 2;
     }
     if (!jsonPath.empty()) {
-        std::ofstream(jsonPath) << js.str();
+        std::ofstream file(jsonPath);
+        if (!(file << js.str()) || !(file.flush())) {
+            std::cerr << "quell-eval: cannot write " << jsonPath << "\n";
+            return 2;
+        }
     }
     if (check) {
         for (const auto& f : failures)
