@@ -427,9 +427,9 @@ int run(const Options& o)
                 st.processing.medianUs, st.processing.p99Us, st.processing.p999Us, st.processing.maxUs, st.mode.c_str());
     const engine::BlockTimelineSummary& tl = st.timeline;
     std::printf("block timeline: callback interval max %.0f us, wait for the worker p99.9 %.0f us (max %.0f), queued to "
-                "published p99.9 %.0f us (max %.0f)\n",
+                "published p99.9 %.0f us (max %.0f); worker at %s priority\n",
                 tl.callbackInterval.maxUs, tl.waitBeforePickup.p999Us, tl.waitBeforePickup.maxUs, tl.turnaround.p999Us,
-                tl.turnaround.maxUs);
+                tl.turnaround.maxUs, st.workerRealtime ? "real-time" : "normal");
     if (tl.lateBlocks > 0 || st.lateBlocks > 0)
         std::printf("late blocks as the worker saw them: %llu (waiting for the worker %llu, processing %llu, hand-back %llu, "
                     "early callback %llu)\n",

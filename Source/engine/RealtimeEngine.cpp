@@ -320,17 +320,18 @@ void RealtimeEngine::workerLoop()
         } else if (spec_.workerWait == Wait::Poll) {
             std::this_thread::sleep_for(poll);
         } else {
-            // The host calls again one block after the last: sleep until a margin before that, then spin.
+            // The host calls again about one block after the last: spin within a margin of that moment,
+            // poll outside it. Never one long sleep: a late callback is often followed by an early one
+            // (the host keeps its own clock), which a sleep until "one block after the last" would miss
+            // by the lateness (seen on JACK's dummy driver: 6 ms).
             const std::int64_t last = timeline_.lastQueuedNs();
             const std::int64_t duration = 1'000'000'000LL * lastPickedFrames_ / spec_.hostRate;
             const std::int64_t margin = std::min(duration, std::clamp<std::int64_t>(duration / 4, 200'000, 1'000'000));
-            const std::int64_t now = BlockTimeline::nowNs();
-            if (last == 0 || now > last + 3 * duration)
-                std::this_thread::sleep_for(poll);   // no stream yet, or the host stopped calling
-            else if (now < last + duration - margin)
-                std::this_thread::sleep_for(std::chrono::nanoseconds(last + duration - margin - now));
-            else
+            const std::int64_t now = BlockTimeline::nowNs(), expected = last + duration;
+            if (last != 0 && now >= expected - margin && now <= expected + margin)
                 std::this_thread::yield();
+            else
+                std::this_thread::sleep_for(poll);
         }
     }
 }

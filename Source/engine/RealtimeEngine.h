@@ -44,9 +44,8 @@ struct EngineSpec {
     //  - Poll: sleeps 100 us between looks (a wake-up costs the sleep plus the scheduler's latency:
     //    p99.9 1.1 ms on an H100 host, quell-bench engine);
     //  - Spin: keeps looking, yielding between looks (no wake-up; one core busy while audio runs);
-    //  - Anticipate (default): sleeps until shortly before the next block is due (the last one's
-    //    queueing plus its duration, less a quarter of it, 0.2 to 1 ms), then spins; polls when the
-    //    host has not called for three blocks.
+    //  - Anticipate (default): spins within a margin (a quarter block, 0.2 to 1 ms) of the moment the
+    //    next block is due (the last one's queueing plus its duration), polls outside it.
     enum class WorkerWait { Poll, Spin, Anticipate };
     WorkerWait workerWait = WorkerWait::Anticipate;
 };
