@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# `cmake --install BUILD` into a temporary prefix, then checks that what a user runs and loads is there
+# and runs from there.
+set -euo pipefail
+build=${1:?build folder}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" > "$prefix.log" 2>&1 || { cat "$prefix.log"; rm -f "$prefix.log"; exit 1; }
+rm -f "$prefix.log"
+fail() { echo "FAIL: $*"; find "$prefix" -maxdepth 4 | sort; exit 1; }
+for program in quell-render quell-live; do
+  [ -x "$prefix/bin/$program" ] || fail "bin/$program missing"
+  "$prefix/bin/$program" --version | grep -q "^$program [0-9]" || fail "$program --version from the install"
+done
+[ -f "$prefix/share/doc/Quell/LICENSE" ] || fail "share/doc/Quell/LICENSE missing"
+if grep -q "QuellPlugin_VST3" "$build/CMakeCache.txt" 2>/dev/null || [ -d "$build/Plugin" ]; then
+  [ -f "$prefix/lib/vst3/Quell.vst3/Contents/x86_64-linux/Quell.so" ] || fail "lib/vst3/Quell.vst3 missing"
+  [ -f "$prefix/lib/lv2/Quell.lv2/manifest.ttl" ] || fail "lib/lv2/Quell.lv2 missing"
+fi
+echo "installed: $(cd "$prefix" && find . -maxdepth 3 -mindepth 2 | sort | tr '\n' ' ')"
