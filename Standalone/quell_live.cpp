@@ -103,12 +103,10 @@ Options parse(int argc, char** argv)
 {
     Options o;
     o.aec.cpuRealtimeBudget = 0.5; // half a core at most for the CPU canceller (see CpuFilterChoice.h)
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw io::UsageError(a + ": missing value");
-            return argv[++i];
-        };
+    io::Arguments args(argc, argv);
+    while (args.next()) {
+        const std::string a = args.option();
+        auto value = [&] { return args.value(); };
         if (a == "--list-devices") o.listDevices = true;
         else if (a == "--input") o.input = value();
         else if (a == "--output") o.output = value();

@@ -67,13 +67,10 @@ void printUsage(std::FILE* f)
 Options parse(int argc, char** argv)
 {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc)
-                throw io::UsageError(a + ": missing value");
-            return argv[++i];
-        };
+    io::Arguments args(argc, argv);
+    while (args.next()) {
+        const std::string a = args.option();
+        auto value = [&] { return args.value(); };
         if (a == "--mic") o.mic = value();
         else if (a == "--ref") o.ref = value();
         else if (a == "--out") o.out = value();

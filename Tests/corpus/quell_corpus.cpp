@@ -63,13 +63,10 @@ void usage(std::ostream& os)
 Options parse(int argc, char** argv)
 {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc)
-                throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
+    quell::io::Arguments args(argc, argv);
+    while (args.next()) {
+        const std::string a = args.option();
+        auto value = [&] { return args.value(); };
         if (a == "--out")
             o.out = value();
         else if (a == "--short")

@@ -155,6 +155,9 @@ TEST_CASE("quell-render rejects bad input with one clear line, exit 2 and no out
     SECTION("OUT is the reference, spelled differently") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "./ref.wav", "would overwrite an input file", before); }
     SECTION("unknown backend") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --backend tpu", "--backend: expected cpu, gpu or auto", before); }
     SECTION("missing arguments") { expectFailure(dir, "--mic " + mic, "--mic, --ref and --out are required", before); }
+    SECTION("a flag given a value") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --quiet=yes", "--quiet takes no value", before); }
+    SECTION("an argument after --") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " -- extra", "unexpected argument 'extra' after --", before); }
+    SECTION("--opt= with nothing") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps=", "--taps: expected an integer", before); }
     SECTION("OUT's folder does not exist") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "no/out.wav", "the folder", before); }
     SECTION("OUT's extension names no format") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "out.mp4", "names no format", before); }
     SECTION("the metrics' folder does not exist: no OUT either") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --metrics " + dir / "no/m.json", "the folder", before); }
@@ -226,7 +229,7 @@ TEST_CASE("quell-render keeps the input's rate, format and length, and the micro
     CHECK(r.exitCode == 0);
     CHECK_THAT(r.err, Catch::Contains("the far end is taken as silent after its end"));
     CHECK(io::readAudio(dir / "out.wav").frames() == 8000);
-    r = render(dir, "--mic " + dir / "short.wav --ref " + dir / "long.wav --out " + dir / "out2.wav --taps 64");
+    r = render(dir, "--mic=" + dir / "short.wav --ref=" + dir / "long.wav --out=" + dir / "out2.wav --taps=64 --");
     CHECK(r.exitCode == 0);
     CHECK_THAT(r.err, Catch::Contains("its last 2000 are not used"));
     CHECK(io::readAudio(dir / "out2.wav").frames() == 6000);

@@ -124,13 +124,17 @@ int main(int argc, char** argv)
     std::string corpus, only, exclude, jsonPath, tracePath, markdownPath;
     QuellOptions qo;
     bool peers = true, check = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc)
-                throw std::invalid_argument(a + " needs a value");
-            return argv[++i];
-        };
+    quell::io::Arguments args(argc, argv);
+    for (;;) {
+        try {
+            if (!args.next())
+                break;
+        } catch (const std::exception& e) {
+            std::cerr << "quell-eval: " << e.what() << "\n";
+            return 2;
+        }
+        const std::string a = args.option();
+        auto next = [&] { return args.value(); };
         try {
             if (a == "--corpus") corpus = next();
             else if (a == "--taps") qo.taps = quell::io::parseInt(a, next(), 0, quell::aec::kMaxTaps);
