@@ -17,12 +17,11 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
         throw std::invalid_argument(planned.whyNot);
     const FilterPlan& plan = planned.plan;
     EchoCancellerSettings settings = requested;
-    settings.taps = plan.tapsPerChannel;
+    settings.taps = plan.tapsPerChannel();
     const std::size_t channels = static_cast<std::size_t>(settings.farEndChannels);
 
     settings_ = settings;
     plan_ = plan;
-    fallbackReason_ = plan.fallbackReason;
     filter_.reset();
     filter_ = makeLinearFilter(plan);
     description_ = filter_->description() + plan.choice;
@@ -34,7 +33,6 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     AlignerSpec align;
     align.sampleRate = settings.sampleRate;
     align.channels = settings.farEndChannels;
-    align.maxBlock = maxBlock;
     align.maxDelaySeconds = settings.maxDelaySeconds;
     align.marginSeconds = settings.alignMarginSeconds;
     align.drift = settings.drift;

@@ -63,7 +63,7 @@ public:
 
     const std::string& backendDescription() const { return description_; }
     // Non-empty when Backend::Auto fell back to the CPU: why.
-    const std::string& fallbackReason() const { return fallbackReason_; }
+    const std::string& fallbackReason() const { return plan_.fallbackReason; }
     bool onGpu() const { return filter_ && filter_->onGpu(); }
     // The echo path the output is cancelled with (the adaptive filter's, or the frozen copy's).
     std::vector<float> weights() const;
@@ -123,7 +123,7 @@ private:
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
     std::size_t maxBlock_ = 0;
-    std::string description_, fallbackReason_;
+    std::string description_;
 };
 
 } // namespace quell::aec

@@ -26,7 +26,6 @@ namespace quell::aec {
 struct AlignerSpec {
     int sampleRate = 16000;
     int channels = 1;              // far-end channels
-    std::size_t maxBlock = 256;    // the most samples per align() call
     double maxDelaySeconds = 1.0;  // 0: no alignment (the far end passes as it comes)
     double marginSeconds = 0.004;  // taps kept before the direct path
     DriftSettings drift{};

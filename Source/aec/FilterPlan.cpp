@@ -36,18 +36,16 @@ dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, int tapsPerChannel)
 }
 
 // The length per far-end channel when settings.taps is 0, and what to say about it.
-int automaticTaps(const EchoCancellerSettings& s, std::size_t maxBlock, std::string& note)
+int automaticTaps(const EchoCancellerSettings& s, std::string& note)
 {
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
     bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
     if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
-            const dsp::RlsSettings r = rlsFor(s, taps);
-            if (!gpuRlsWhyNot(r, maxBlock).empty())
-                continue;
-            gpuRuns = true;
-            const double speed = measureGpuRlsSamplesPerSecond(r, static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
+            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, taps), static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            gpuRuns = gpuRuns || speed > 0.0;
             if (speed >= kAutomaticRealtime * s.sampleRate) {
                 char text[120];
                 std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
@@ -79,22 +77,11 @@ const char* toString(FilterEngine engine)
     return "?";
 }
 
-dsp::RlsSettings FilterPlan::rlsSettings() const
-{
-    dsp::RlsSettings r;
-    r.tapsPerChannel = tapsPerChannel;
-    r.channels = channels;
-    r.lambda = lambda;
-    r.delta = delta;
-    r.traceCheckSamples = traceCheckSamples;
-    return r;
-}
-
 dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
 {
     dsp::PbfdkfSettings k;
-    k.taps = tapsPerChannel;
-    k.channels = channels;
+    k.taps = rls.tapsPerChannel;
+    k.channels = rls.channels;
     return k;
 }
 
@@ -118,14 +105,10 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
 
     FilterPlan& plan = result.plan;
     const bool tapsAutomatic = settings.taps == 0;
-    plan.tapsPerChannel = tapsAutomatic ? automaticTaps(settings, maxBlock, plan.choice) : settings.taps;
-    plan.channels = settings.farEndChannels;
+    plan.rls = rlsFor(settings, tapsAutomatic ? automaticTaps(settings, plan.choice) : settings.taps);
     plan.maxBlock = maxBlock;
     plan.cpuThreads = settings.cpuThreads;
-    const dsp::RlsSettings rls = rlsFor(settings, plan.tapsPerChannel);
-    plan.lambda = rls.lambda;
-    plan.delta = rls.delta;
-    plan.traceCheckSamples = rls.traceCheckSamples;
+    const dsp::RlsSettings& rls = plan.rls;
     try {
         dsp::validate(rls);
     } catch (const std::invalid_argument& e) {
@@ -160,10 +143,10 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
 std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan)
 {
     switch (plan.engine) {
-    case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rlsSettings(), plan.maxBlock);
-    case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rlsSettings(), plan.cpuThreads);
+    case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rls, plan.maxBlock);
+    case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rls, plan.cpuThreads);
     case FilterEngine::CpuKalman: return makeCpuKalmanFilter(plan.kalmanSettings());
-    case FilterEngine::CpuNlms: return makeCpuNlmsFilter(plan.tapsPerChannel);
+    case FilterEngine::CpuNlms: return makeCpuNlmsFilter(plan.tapsPerChannel());
     }
     throw std::logic_error("makeLinearFilter: unknown engine");
 }

@@ -28,19 +28,16 @@ const char* toString(FilterEngine engine);
 
 struct FilterPlan {
     FilterEngine engine = FilterEngine::CpuRls;
-    int tapsPerChannel = 0;
-    int channels = 1;
-    double lambda = 0.0;        // the RLS forgetting factor (effectiveLambda)
-    double delta = 1e-2;
-    int traceCheckSamples = 160;
+    // The length (taps per far-end channel), channels and, for RLS, lambda (effectiveLambda), delta and
+    // trace checks; the other filters take the length and channels from here.
+    dsp::RlsSettings rls{};
     int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
     std::size_t maxBlock = 0;   // the most samples per call
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
     std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)
 
-    int totalTaps() const { return tapsPerChannel * channels; }
-    // The RLS settings of this plan (the GPU's and the CPU's RLS).
-    dsp::RlsSettings rlsSettings() const;
+    int tapsPerChannel() const { return rls.tapsPerChannel; }
+    int channels() const { return rls.channels; }
     dsp::PbfdkfSettings kalmanSettings() const;
 };
 

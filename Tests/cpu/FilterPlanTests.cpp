@@ -68,9 +68,9 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         const auto r = aec::planLinearFilter(cpuOffline(1000), 160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuRls);
-        CHECK(r.plan.tapsPerChannel == 1000);
-        CHECK(r.plan.channels == 1);
-        CHECK(r.plan.lambda == Approx(1.0 - 1.0 / 10000.0));
+        CHECK(r.plan.tapsPerChannel() == 1000);
+        CHECK(r.plan.channels() == 1);
+        CHECK(r.plan.rls.lambda == Approx(1.0 - 1.0 / 10000.0));
         CHECK(r.plan.fallbackReason.empty());   // the CPU was asked for
     }
     SECTION("stereo: taps stay per channel, lambda follows the total")
@@ -79,13 +79,13 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         s.farEndChannels = 2;
         const auto r = aec::planLinearFilter(s, 160);
         REQUIRE(r.ok());
-        CHECK(r.plan.tapsPerChannel == 2000);
-        CHECK(r.plan.totalTaps() == 4000);
-        CHECK(r.plan.rlsSettings().tapsPerChannel == 2000);
-        CHECK(r.plan.rlsSettings().totalTaps() == 4000);
-        CHECK(r.plan.rlsSettings().channels == 2);
+        CHECK(r.plan.tapsPerChannel() == 2000);
+        CHECK(r.plan.rls.totalTaps() == 4000);
+        CHECK(r.plan.rls.tapsPerChannel == 2000);
+        CHECK(r.plan.rls.totalTaps() == 4000);
+        CHECK(r.plan.rls.channels == 2);
         CHECK(r.plan.kalmanSettings().taps == 2000);
-        CHECK(r.plan.lambda == Approx(1.0 - 1.0 / 40000.0));
+        CHECK(r.plan.rls.lambda == Approx(1.0 - 1.0 / 40000.0));
     }
     SECTION("the Kalman filter when asked for")
     {
@@ -102,7 +102,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         const auto r = aec::planLinearFilter(s, 160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
-        CHECK(r.plan.tapsPerChannel == 4096);
+        CHECK(r.plan.tapsPerChannel() == 4096);
         CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
     }
     SECTION("an automatic length offline is 1024 taps of RLS")
@@ -110,7 +110,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         const auto r = aec::planLinearFilter(cpuOffline(0), 160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuRls);
-        CHECK(r.plan.tapsPerChannel == 1024);
+        CHECK(r.plan.tapsPerChannel() == 1024);
     }
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
     // (4100 taps per channel: 8200 in all, past the GPU's 8192; 1021: not a multiple of 4) fall back.
     aec::EchoCancellerSettings s;
     s.taps = 1024;
-    const std::string gpuWhyNot = aec::gpuRlsWhyNot(aec::planLinearFilter(cpuOffline(1024), 160).plan.rlsSettings(), 160);
+    const std::string gpuWhyNot = aec::gpuRlsWhyNot(aec::planLinearFilter(cpuOffline(1024), 160).plan.rls, 160);
     {
         const auto r = aec::planLinearFilter(s, 160);
         REQUIRE(r.ok());
@@ -156,8 +156,8 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
 TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")
 {
     aec::FilterPlan plan;
-    plan.tapsPerChannel = 96;
-    plan.lambda = 0.9999;
+    plan.rls.tapsPerChannel = 96;
+    plan.rls.lambda = 0.9999;
     plan.maxBlock = 160;
     for (const FilterEngine engine : {FilterEngine::CpuRls, FilterEngine::CpuKalman, FilterEngine::CpuNlms}) {
         for (const int channels : {1, 2}) {
@@ -165,7 +165,7 @@ TEST_CASE("the filter a plan describes has the plan's length and channels", "[ae
                 continue;   // NLMS is one channel's
             INFO(aec::toString(engine) << ", " << channels << " channels");
             plan.engine = engine;
-            plan.channels = channels;
+            plan.rls.channels = channels;
             const auto filter = aec::makeLinearFilter(plan);
             CHECK(filter->taps() == 96);
             CHECK(filter->channels() == channels);

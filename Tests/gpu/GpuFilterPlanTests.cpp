@@ -57,7 +57,7 @@ TEST_CASE("the canceller on a GPU: stereo lengths the GPU cannot take fall back 
         } else {
             CHECK_FALSE(canceller.onGpu());
             CHECK_THAT(canceller.fallbackReason(), Catch::Contains(taps == 4100 ? "8192" : "multiple of 4"));
-            CHECK(canceller.plan().tapsPerChannel == taps);
+            CHECK(canceller.plan().tapsPerChannel() == taps);
             s.backend = aec::Backend::Gpu;
             CHECK_THROWS_AS(canceller.prepare(s, 160), aec::BackendUnavailable);
         }
