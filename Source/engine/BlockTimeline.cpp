@@ -35,7 +35,11 @@ void BlockTimeline::callbackEntered(std::int64_t nowNs)
 
 void BlockTimeline::queued(std::int64_t firstFrame, std::int64_t nowNs)
 {
-    // Written before the input FIFO's release: the worker sees the stamp once it sees the samples.
+    // Written before the input FIFO's release: the worker sees the stamp once it sees the samples. A
+    // chunk the FIFO refused left its stamp at the same first frame: this one takes its place, so the
+    // worker never finds the refused chunk's time for these samples.
+    if (nextStamp_ > 0 && stamps_[(nextStamp_ - 1) % kStamps].firstFrame.load(std::memory_order_relaxed) == firstFrame)
+        --nextStamp_;
     Stamp& s = stamps_[nextStamp_++ % kStamps];
     s.ns.store(nowNs, std::memory_order_relaxed);
     s.firstFrame.store(firstFrame, std::memory_order_release);

@@ -86,3 +86,15 @@ TEST_CASE("BlockTimeline: a block picked up late because the worker was behind i
     CHECK(s.lateByEarlyCallback == 0);
     CHECK(s.lateByWait + s.lateByProcessing + s.lateByHandBack + s.lateByEarlyCallback == s.lateBlocks);
 }
+
+TEST_CASE("BlockTimeline: a chunk the FIFO refused does not lend its time to the next one", "[engine][timeline]")
+{
+    BlockTimeline t;
+    t.prepare(period);
+    const std::int64_t at = 1'000'000 * us;
+    t.queued(0, at);                 // refused by a full FIFO: the same first frame comes again
+    t.queued(0, at + 5 * period);
+    t.picked(0, at + 5 * period + 40 * us);
+    CHECK(t.lastQueuedNs() == at + 5 * period);
+    CHECK(t.summary().waitBeforePickup.maxUs == Approx(40.0));
+}
