@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
-//                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--metrics M.json] [--quiet]
+//                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--distortion-model] [--metrics M.json] [--quiet]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
 // input (nothing written), 1 failure while processing (nothing written).
@@ -56,6 +56,8 @@ void printUsage(std::FILE* f)
                  "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
                  "                    (default 40; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
                  "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
+                 "  --distortion-model  fit an overdriven loudspeaker's distortion before the linear filter (off by\n"
+                 "                    default: it helps the linear filter, but the suppressor then takes less)\n"
                  "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
                  "  --quiet           no progress bar and no summary\n"
@@ -98,6 +100,7 @@ Options parse(int argc, char** argv)
             o.aec.suppressor.enabled = db > 0.0;
             o.aec.suppressor.maxAttenuationDb = db;
         } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
+        else if (a == "--distortion-model") o.aec.distortionFilter = true;
         else if (a == "--mono-far-end") o.monoFarEnd = true;
         else if (a == "--quiet") o.quiet = true;
         else if (a == "--help" || a == "-h") {
@@ -163,6 +166,7 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
           << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz)
           << ", \"suppression_db\": " << jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)
           << ", \"comfort_noise\": " << (c.suppressor.enabled && c.suppressor.comfortNoise ? "true" : "false")
+          << ", \"distortion_model\": " << (c.distortionFilter ? "true" : "false")
           << ", \"backend_requested\": "
           << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(stats.mode)
           << ", \"latency_samples\": " << engine.latencySamples() << "},\n";

@@ -25,6 +25,7 @@
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/OutputGuard.h"
 #include "aec/LinearEchoFilter.h"
+#include "aec/LoudspeakerDistortionFilter.h"
 #include "aec/PathChangeDetector.h"
 #include "aec/ResidualEchoSuppressor.h"
 #include "dsp/BiquadCascade.h"
@@ -93,6 +94,11 @@ public:
     // Samples where the linear output was louder than the microphone and the microphone was played
     // (OutputGuard), and suppressor frames replaced by the microphone's for the same reason.
     long outputFallbackSamples() const { return guard_.fallbackSamples(); }
+    // The loudspeaker distortion stage: whether it takes its fit off the output now, and that fit's
+    // reduction of the linear output, in dB.
+    bool distortionActive() const { return distortion_.active(); }
+    double distortionGainDb() const { return distortion_.gainDb(); }
+    const std::array<double, LoudspeakerDistortionFilter::kTerms>& distortionCoefficients() const { return distortion_.coefficients(); }
     long suppressorFallbackFrames() const { return settings_.suppressor.enabled ? suppressor_.fallbackFrames() : 0; }
 
 private:
@@ -110,6 +116,7 @@ private:
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
     std::vector<float> micScratch_;
+    std::vector<float> micLessDistortion_, distortionScratch_;   // one segment each
     std::vector<float> refScratch_;       // planar: channel c at [c * maxBlock, (c + 1) * maxBlock)
     std::vector<float> refInterleaved_;   // the filters' input with several far-end channels
     std::vector<float> downmix_;          // for the delay estimator, with several far-end channels
@@ -118,10 +125,12 @@ private:
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
     OutputGuard guard_;
+    LoudspeakerDistortionFilter distortion_;
     FarEndAligner aligner_;
     std::vector<float> cancelWeights_;  // the adaptive filter's weights, copied when they make the output
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
+    bool adapting_ = true;   // the gate's verdict for the segment under way
     std::size_t maxBlock_ = 0;
     std::string description_;
 };

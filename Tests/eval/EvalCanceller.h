@@ -34,6 +34,7 @@ struct QuellOptions {
     int taps = 1024;
     double lambda = 0.0;   // 0: the canceller's automatic forgetting factor (aec::effectiveLambda)
     bool twoPath = true;
+    bool distortionFilter = false;
     int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
     double suppressionDb = aec::kDefaultSuppressionDb;   // residual echo suppressor's maximum attenuation (0: off)
     bool comfortNoise = true;

@@ -82,6 +82,7 @@ private:
         s.filter = *aec::parseFilterKind(options_.filter);
         s.cpuThreads = options_.threads;
         s.twoPath = options_.twoPath;
+        s.distortionFilter = options_.distortionFilter;
         s.suppressor.enabled = options_.suppressionDb > 0.0;
         s.suppressor.maxAttenuationDb = options_.suppressionDb;
         s.suppressor.comfortNoise = options_.comfortNoise;

@@ -2,11 +2,13 @@
 // quell-eval: Quell's echo canceller and its peers (SpeexDSP, WebRTC 0.3) on every scenario of a corpus
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //
-//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB] [--no-comfort-noise]
+//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--distortion-model]
+//              [--suppression DB] [--no-comfort-noise]
 //              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
 //              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
 //
-// --suppression: the residual echo suppressor's maximum attenuation in dB (default 40; 0 turns the
+// --distortion-model: the loudspeaker distortion model before the linear filter (off by default, see
+// EchoCancellerSettings::distortionFilter). --suppression: the residual echo suppressor's maximum attenuation in dB (default 40; 0 turns the
 // suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
@@ -108,7 +110,7 @@ std::optional<double> delayMs(const EvalCanceller& c)
 
 int usage()
 {
-    std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--suppression DB]\n"
+    std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--distortion-model] [--suppression DB]\n"
                  "                  [--no-comfort-noise]\n"
                  "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--filter auto|rls|kalman]\n"
                  "                  [--only SUBSTRING]\n"
@@ -141,6 +143,7 @@ int main(int argc, char** argv)
             else if (a == "--lambda") qo.lambda = quell::io::parseDouble(a, next(), 0.0, 1.0);
             else if (a == "--threads") qo.threads = quell::io::parseInt(a, next(), 0, 256);
             else if (a == "--one-path") qo.twoPath = false;
+            else if (a == "--distortion-model") qo.distortionFilter = true;
             else if (a == "--suppression") qo.suppressionDb = quell::io::parseDouble(a, next(), 0.0, 60.0);
             else if (a == "--no-comfort-noise") qo.comfortNoise = false;
             else if (a == "--downmix") qo.multichannel = false;
