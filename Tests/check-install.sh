@@ -14,6 +14,16 @@ for program in quell-render quell-live; do
   "$prefix/bin/$program" --version | grep -q "^$program [0-9]" || fail "$program --version from the install"
 done
 [ -f "$prefix/share/doc/Quell/LICENSE" ] || fail "share/doc/Quell/LICENSE missing"
+if grep -q "^QUELL_HELP2MAN:FILEPATH=/" "$build/CMakeCache.txt"; then
+  for program in quell-render quell-live; do
+    page="$prefix/share/man/man1/$program.1"
+    [ -f "$page" ] || fail "share/man/man1/$program.1 missing"
+    # Every option the program's --help names is in its page.
+    for option in $("$prefix/bin/$program" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+      grep -q -- "$(printf '%s' "$option" | sed 's/-/\\\\-/g')" "$page" || fail "$program.1 lacks $option"
+    done
+  done
+fi
 if grep -q "QuellPlugin_VST3" "$build/CMakeCache.txt" 2>/dev/null || [ -d "$build/Plugin" ]; then
   [ -f "$prefix/lib/vst3/Quell.vst3/Contents/x86_64-linux/Quell.so" ] || fail "lib/vst3/Quell.vst3 missing"
   [ -f "$prefix/lib/lv2/Quell.lv2/manifest.ttl" ] || fail "lib/lv2/Quell.lv2 missing"
