@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # `cmake --install BUILD` into a temporary prefix, then checks that what a user runs and loads is there
-# and runs from there.
+# and runs from there, and that a program outside the project builds against the installed library.
 set -euo pipefail
 build=${1:?build folder}
 prefix=$(mktemp -d)
@@ -28,4 +28,19 @@ if grep -q "QuellPlugin_VST3" "$build/CMakeCache.txt" 2>/dev/null || [ -d "$buil
   [ -f "$prefix/lib/vst3/Quell.vst3/Contents/x86_64-linux/Quell.so" ] || fail "lib/vst3/Quell.vst3 missing"
   [ -f "$prefix/lib/lv2/Quell.lv2/manifest.ttl" ] || fail "lib/lv2/Quell.lv2 missing"
 fi
+# The library: a program outside the project builds against the install, through find_package(Quell)
+# and through pkg-config, and cancels an echo.
+[ -n "$(find "$prefix" -path "*/cmake/Quell/QuellConfig.cmake")" ] || fail "QuellConfig.cmake missing"
+here=$(cd "$(dirname "$0")" && pwd)
+consumer="$prefix/consumer-build"
+cmake -S "$here/install-consumer" -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release > "$prefix/consumer.log" 2>&1 \
+  && cmake --build "$consumer" >> "$prefix/consumer.log" 2>&1 || { cat "$prefix/consumer.log"; fail "find_package(Quell) consumer does not build"; }
+"$consumer/quell-consumer" || fail "find_package(Quell) consumer"
+pcdir=$(dirname "$(find "$prefix" -name quell.pc | head -1)")
+[ -f "$pcdir/quell.pc" ] || fail "quell.pc missing"
+# shellcheck disable=SC2046 # the flags are words
+c++ -O2 -o "$prefix/quell-consumer-pc" "$here/install-consumer/main.cpp" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs quell) \
+  || fail "pkg-config quell consumer does not build"
+"$prefix/quell-consumer-pc" || fail "pkg-config quell consumer"
+rm -rf "$consumer" "$prefix/consumer.log" "$prefix/quell-consumer-pc"
 echo "installed: $(cd "$prefix" && find . -maxdepth 3 -mindepth 2 | sort | tr '\n' ' ')"
