@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/RealtimeProbe.h"
 #include "support/Signals.h"
 
 namespace {
@@ -165,11 +166,19 @@ TEST_CASE("libspa-aec-quell refuses what it cannot run, and runs real time on it
     REQUIRE(live.init(1) == 0);
     const Room room = simulatedRoom();
     std::vector<float> out(2 * kRate, 1e9f);
-    // Two seconds paced as the graph would call it: every output sample written and finite.
+    // Two seconds paced as the graph would call it: every output sample written and finite, and no
+    // allocation or lock in run() (the graph's real-time thread).
     const auto start = std::chrono::steady_clock::now();
+    quell::test::resetRealtimeViolations();
+    int failed = 0;
     for (std::size_t pos = 0; pos + kBlock <= out.size(); pos += kBlock) {
         std::this_thread::sleep_until(start + std::chrono::microseconds(pos * 1000000 / kRate));
-        REQUIRE(live.run(&room.mic[pos], &room.far[pos], &out[pos], kBlock) == 0);
+        quell::test::RealtimeProbe probe;
+        failed += live.run(&room.mic[pos], &room.far[pos], &out[pos], kBlock) != 0;
     }
+    const auto violations = quell::test::realtimeViolations();
+    CHECK(failed == 0);
+    CHECK(violations.allocations == 0);
+    CHECK(violations.locks == 0);
     CHECK(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v) && std::abs(v) < 10.0f; }));
 }
