@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
 #include "dsp/PolyphaseResampler.h"
@@ -138,7 +139,7 @@ Options parse(int argc, char** argv)
             usage(stdout);
             std::exit(0);
         } else if (a == "--version") {
-            std::printf("quell-live %s\n", QUELL_VERSION);
+            std::printf("quell-live %s (git %s)\n", QUELL_VERSION, QUELL_REVISION);
             std::exit(0);
         } else
             throw io::UsageError("unknown option '" + a + "' (see --help)");

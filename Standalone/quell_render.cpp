@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
 #include "aec/ErleMeter.h"
@@ -107,7 +108,7 @@ Options parse(int argc, char** argv)
             printUsage(stdout);
             std::exit(0);
         } else if (a == "--version") {
-            std::printf("quell-render %s\n", QUELL_VERSION);
+            std::printf("quell-render %s (git %s)\n", QUELL_VERSION, QUELL_REVISION);
             std::exit(0);
         } else
             throw io::UsageError("unknown option '" + a + "' (see --help)");

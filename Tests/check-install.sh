@@ -11,7 +11,7 @@ rm -f "$prefix.log"
 fail() { echo "FAIL: $*"; find "$prefix" -maxdepth 4 | sort; exit 1; }
 for program in quell-render quell-live; do
   [ -x "$prefix/bin/$program" ] || fail "bin/$program missing"
-  "$prefix/bin/$program" --version | grep -q "^$program [0-9]" || fail "$program --version from the install"
+  "$prefix/bin/$program" --version | grep -Eq "^$program [0-9]+\.[0-9]+\.[0-9]+ \(git [^)]+\)$" || fail "$program --version from the install"
 done
 [ -f "$prefix/share/doc/Quell/LICENSE" ] || fail "share/doc/Quell/LICENSE missing"
 if grep -q "^QUELL_HELP2MAN:FILEPATH=/" "$build/CMakeCache.txt"; then
