@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "CancellerOptions.h"
 #include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
@@ -87,15 +88,14 @@ void usage(std::FILE* f)
     std::fprintf(f,
                  "usage: quell-live --list-devices\n"
                  "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
-                 "                  [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--filter F] [--rate HZ] [--block N] [--seconds S]\n"
+                 "                  [canceller options] [--rate HZ] [--block N] [--seconds S]\n"
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
                  "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
-                 "--suppression DB: residual echo suppression, at most DB of attenuation (default 40; 0 = none, and no\n"
-                 "suppressor frame in the latency); --no-comfort-noise: silence, not noise, where it suppresses.\n"
-                 "--filter rls|kalman|auto: the adaptive filter (default auto: RLS on a GPU; on the CPU RLS where it\n"
-                 "fits half a core, else the frequency-domain Kalman filter, 256 ms when --taps is not given).\n"
                  "--version: print the version and exit.\n"
+                 "canceller options:\n");
+    standalone::printCancellerOptions(f, standalone::CancellerUse::Realtime);
+    std::fprintf(f,
                  "Exit codes: 0 finished; 130 / 143 stopped by Ctrl-C / SIGTERM (the recording is complete); 2 bad\n"
                  "usage or input; 3 an audio device problem; 1 any other failure.\n");
 }
@@ -115,26 +115,10 @@ Options parse(int argc, char** argv)
         else if (a == "--far-end") o.farEndFile = value();
         else if (a == "--far-end-device") o.farEndDevice = value();
         else if (a == "--record") o.record = value();
-        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), aec::kMinTaps, aec::kMaxTaps);
-        else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
         else if (a == "--rate") o.rate = io::parseInt("--rate", value(), 8000, 192000);
-        else if (a == "--suppression") {
-            const double db = io::parseDouble("--suppression", value(), 0.0, 60.0);
-            o.aec.suppressor.enabled = db > 0.0;
-            o.aec.suppressor.maxAttenuationDb = db;
-        } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
         else if (a == "--block") o.block = io::parseInt("--block", value(), 16, 4096);
         else if (a == "--seconds") o.seconds = io::parseDouble("--seconds", value(), 0.1, 1e7);
-        else if (a == "--backend") {
-            const std::string v = value();
-            const auto b = aec::parseBackend(v);
-            if (!b) throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
-            o.aec.backend = *b;
-        } else if (a == "--filter") {
-            const std::string v = value();
-            const auto f = aec::parseFilterKind(v);
-            if (!f) throw io::UsageError("--filter: expected rls, kalman or auto, got '" + v + "'");
-            o.aec.filter = *f;
+        else if (standalone::parseCancellerOption(a, args, o.aec)) {
         } else if (a == "--help" || a == "-h") {
             usage(stdout);
             std::exit(0);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "CancellerOptions.h"
 #include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
@@ -44,21 +45,10 @@ struct Options {
 
 void printUsage(std::FILE* f)
 {
+    std::fprintf(f, "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]\n");
+    standalone::printCancellerOptions(f, standalone::CancellerUse::Offline);
     std::fprintf(f,
-                 "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]\n"
-                 "  --taps N          adaptive filter length at the canceller rate, 8 to 8192 (default: automatic, 4096 =\n"
-                 "                    256 ms at 16 kHz on a GPU that runs it 3x faster than real time, else 1024)\n"
-                 "  --lambda L        RLS forgetting factor, 0.9 to 1 (default: a memory of 10 x the taps, at least\n"
-                 "                    10000 samples = 0.6 s at 16 kHz; 0.9999 up to 1000 taps)\n"
                  "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
-                 "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n"
-                 "  --filter F        rls, kalman or auto (default auto: RLS; kalman = the CPU's frequency-domain\n"
-                 "                    Kalman filter, 256 ms by default, at a few per cent of a core)\n"
-                 "  --suppression DB  residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
-                 "                    (default 40; 0 = the linear filter alone, with no suppressor and its 8 ms frame)\n"
-                 "  --no-comfort-noise  no noise in place of what the suppressor removes\n"
-                 "  --distortion-model  fit an overdriven loudspeaker's distortion before the linear filter (off by\n"
-                 "                    default: it helps the linear filter, but the suppressor then takes less)\n"
                  "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
                  "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
                  "  --quiet           no progress bar and no summary\n"
@@ -78,30 +68,13 @@ Options parse(int argc, char** argv)
         else if (a == "--ref") o.ref = value();
         else if (a == "--out") o.out = value();
         else if (a == "--metrics") o.metrics = value();
-        else if (a == "--taps") o.aec.taps = io::parseInt("--taps", value(), aec::kMinTaps, aec::kMaxTaps);
-        else if (a == "--lambda") o.aec.lambda = io::parseDouble("--lambda", value(), 0.9, 1.0);
         else if (a == "--rate") {
             const std::string v = value();
             if (v == "input") o.rateFromInput = true;
             else o.aec.sampleRate = io::parseInt("--rate", v, 8000, 192000);
-        } else if (a == "--backend") {
-            const std::string v = value();
-            const auto b = aec::parseBackend(v);
-            if (!b)
-                throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
-            o.aec.backend = *b;
-        } else if (a == "--filter") {
-            const std::string v = value();
-            const auto f = aec::parseFilterKind(v);
-            if (!f)
-                throw io::UsageError("--filter: expected rls, kalman or auto, got '" + v + "'");
-            o.aec.filter = *f;
-        } else if (a == "--suppression") {
-            const double db = io::parseDouble("--suppression", value(), 0.0, 60.0);
-            o.aec.suppressor.enabled = db > 0.0;
-            o.aec.suppressor.maxAttenuationDb = db;
-        } else if (a == "--no-comfort-noise") o.aec.suppressor.comfortNoise = false;
-        else if (a == "--distortion-model") o.aec.distortionFilter = true;
+        }
+        else if (standalone::parseCancellerOption(a, args, o.aec)) {
+        }
         else if (a == "--mono-far-end") o.monoFarEnd = true;
         else if (a == "--quiet") o.quiet = true;
         else if (a == "--help" || a == "-h") {
