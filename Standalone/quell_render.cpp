@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "CancellerOptions.h"
 #include "QuellRevision.h"
 #include "aec/Backend.h"
@@ -102,59 +104,43 @@ bool samePath(const std::string& a, const std::string& b)
     return io::sameFile(a, b);
 }
 
-std::string jsonNumber(double v)
+// A finite number, or null (JSON has no NaN or infinity).
+nlohmann::ordered_json jsonNumber(double v)
 {
-    if (!std::isfinite(v))
-        return "null";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-std::string jsonString(const std::string& s)
-{
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) { o += ' '; continue; }
-        o += c;
-    }
-    return o + "\"";
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
 void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
                   const engine::RealtimeEngine& engine, const aec::ErleReport& erle, double seconds, double wall)
 {
+    const engine::EngineStats stats = engine.stats();
+    const aec::EchoCancellerSettings c = engine.cancellerSettings();
+    const auto h = engine.health();
+    nlohmann::ordered_json perFrame = nlohmann::ordered_json::array();
+    for (const auto& db : erle.perFrameDb)
+        perFrame.push_back(db ? jsonNumber(*db) : nlohmann::ordered_json(nullptr));
+    const nlohmann::ordered_json metrics = {
+        {"input", {{"mic", o.mic}, {"ref", o.ref}, {"sample_rate", fmt.sampleRate}, {"channels", fmt.channels},
+                   {"frames", frames}, {"seconds", jsonNumber(seconds)}}},
+        {"settings", {{"taps", c.taps}, {"lambda", jsonNumber(aec::effectiveLambda(c))}, {"delta", jsonNumber(c.delta)},
+                      {"canceller_rate", c.sampleRate}, {"high_pass_hz", jsonNumber(c.highPassHz)},
+                      {"suppression_db", jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)},
+                      {"comfort_noise", c.suppressor.enabled && c.suppressor.comfortNoise},
+                      {"distortion_model", c.distortionFilter}, {"backend_requested", aec::toString(o.aec.backend)},
+                      {"backend", stats.mode}, {"latency_samples", engine.latencySamples()}}},
+        {"timings", {{"wall_seconds", jsonNumber(wall)}, {"real_time_factor", jsonNumber(wall / seconds)}}},
+        {"health", {{"reinitialisations", h.reinitialisations}, {"paused_samples", h.pausedSamples}}},
+        {"erle", {{"steady_state_db", erle.steadyStateDb ? jsonNumber(*erle.steadyStateDb) : nlohmann::ordered_json(nullptr)},
+                  {"warmup_seconds", 1.0}, {"frame_seconds", jsonNumber(erle.frameSeconds)},
+                  {"active_frames", erle.activeFrames}, {"per_frame_db", perFrame}}},
+    };
     const std::string tmp = path + ".part";
     {
         std::ofstream f(tmp);
         if (!f)
             throw io::FileError(path + ": cannot create the metrics file");
-        const engine::EngineStats stats = engine.stats();
-        const aec::EchoCancellerSettings c = engine.cancellerSettings();
-        f << "{\n  \"input\": {\"mic\": " << jsonString(o.mic) << ", \"ref\": " << jsonString(o.ref)
-          << ", \"sample_rate\": " << fmt.sampleRate << ", \"channels\": " << fmt.channels
-          << ", \"frames\": " << frames << ", \"seconds\": " << jsonNumber(seconds) << "},\n";
-        f << "  \"settings\": {\"taps\": " << c.taps << ", \"lambda\": " << jsonNumber(aec::effectiveLambda(c))
-          << ", \"delta\": " << jsonNumber(c.delta) << ", \"canceller_rate\": " << c.sampleRate
-          << ", \"high_pass_hz\": " << jsonNumber(c.highPassHz)
-          << ", \"suppression_db\": " << jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)
-          << ", \"comfort_noise\": " << (c.suppressor.enabled && c.suppressor.comfortNoise ? "true" : "false")
-          << ", \"distortion_model\": " << (c.distortionFilter ? "true" : "false")
-          << ", \"backend_requested\": "
-          << jsonString(aec::toString(o.aec.backend)) << ", \"backend\": " << jsonString(stats.mode)
-          << ", \"latency_samples\": " << engine.latencySamples() << "},\n";
-        f << "  \"timings\": {\"wall_seconds\": " << jsonNumber(wall) << ", \"real_time_factor\": "
-          << jsonNumber(wall / seconds) << "},\n";
-        const auto h = engine.health();
-        f << "  \"health\": {\"reinitialisations\": " << h.reinitialisations << ", \"paused_samples\": "
-          << h.pausedSamples << "},\n";
-        f << "  \"erle\": {\"steady_state_db\": " << (erle.steadyStateDb ? jsonNumber(*erle.steadyStateDb) : "null")
-          << ", \"warmup_seconds\": 1.0, \"frame_seconds\": " << jsonNumber(erle.frameSeconds)
-          << ", \"active_frames\": " << erle.activeFrames << ",\n    \"per_frame_db\": [";
-        for (std::size_t i = 0; i < erle.perFrameDb.size(); ++i)
-            f << (i ? ", " : "") << (erle.perFrameDb[i] ? jsonNumber(*erle.perFrameDb[i]) : "null");
-        f << "]}\n}\n";
+        // File names need not be UTF-8: bytes that are not become U+FFFD rather than an exception.
+        f << metrics.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         if (!f)
             throw io::FileError(path + ": write failed");
     }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 namespace quell::bench {
 namespace {
 
@@ -27,24 +29,14 @@ std::string text(const BenchReport::Value& v)
     return buf;
 }
 
-std::string json(const BenchReport::Value& v)
+nlohmann::ordered_json json(const BenchReport::Value& v)
 {
-    if (const auto* s = std::get_if<std::string>(&v)) {
-        std::string o = "\"";
-        for (char c : *s) {
-            if (c == '"' || c == '\\') o += '\\';
-            o += c;
-        }
-        return o + "\"";
-    }
+    if (const auto* s = std::get_if<std::string>(&v))
+        return *s;
     if (const auto* i = std::get_if<long long>(&v))
-        return std::to_string(*i);
+        return *i;
     const double d = std::get<double>(v);
-    if (!std::isfinite(d))
-        return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.9g", d);
-    return buf;
+    return std::isfinite(d) ? nlohmann::ordered_json(d) : nlohmann::ordered_json(nullptr);
 }
 
 } // namespace
@@ -98,17 +90,17 @@ bool BenchReport::writeJson(const std::string& path) const
         std::ofstream f(tmp);
         if (!f)
             return false;
-        f << "{\n  \"benchmark\": " << json(name_) << ",\n  \"info\": {";
-        for (std::size_t i = 0; i < info_.size(); ++i)
-            f << (i ? ", " : "") << json(info_[i].first) << ": " << json(info_[i].second);
-        f << "},\n  \"rows\": [\n";
-        for (std::size_t r = 0; r < rows_.size(); ++r) {
-            f << "    {\"table\": " << json(rows_[r].table);
-            for (const auto& [k, v] : rows_[r].fields)
-                f << ", " << json(k) << ": " << json(v);
-            f << "}" << (r + 1 < rows_.size() ? "," : "") << "\n";
+        nlohmann::ordered_json report = {{"benchmark", name_}, {"info", nlohmann::ordered_json::object()},
+                                         {"rows", nlohmann::ordered_json::array()}};
+        for (const auto& [k, v] : info_)
+            report["info"][k] = json(v);
+        for (const Row& row : rows_) {
+            nlohmann::ordered_json r = {{"table", row.table}};
+            for (const auto& [k, v] : row.fields)
+                r[k] = json(v);
+            report["rows"].push_back(std::move(r));
         }
-        f << "  ]\n}\n";
+        f << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         if (!f)
             return false;
     }

@@ -8,6 +8,7 @@
 // end as it reaches the mic), echo.wav, noise.wav, mic.wav = near + echo + noise, rir.wav (the room
 // responses as applied, one channel per loudspeaker-mic pair, bulk delay not included), rir-after.wav
 // (after an echo-path change) and scenario.json; DIR/manifest.tsv and DIR/manifest.json list them all.
+#include <nlohmann/json.hpp>
 #include <sndfile.h>
 
 #include <cmath>
@@ -116,89 +117,92 @@ std::string num(double v, int precision = 4)
     return s;
 }
 
-std::string jsonString(const std::string& s)
+// A figure rounded to `digits` decimals (JSON has no NaN: null).
+nlohmann::ordered_json rounded(double v, int digits = 4)
 {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
+    if (!std::isfinite(v))
+        return nullptr;
+    const double scale = std::pow(10.0, digits);
+    return std::round(v * scale) / scale;
 }
 
-std::string jsonPoint(const Point3& p) { return "[" + num(p.x, 3) + ", " + num(p.y, 3) + ", " + num(p.z, 3) + "]"; }
+nlohmann::ordered_json point(const Point3& p) { return {rounded(p.x, 3), rounded(p.y, 3), rounded(p.z, 3)}; }
 
-std::string jsonPoints(const std::vector<Point3>& ps)
+nlohmann::ordered_json points(const std::vector<Point3>& ps)
 {
-    std::string s = "[";
-    for (std::size_t i = 0; i < ps.size(); ++i)
-        s += (i ? ", " : "") + jsonPoint(ps[i]);
-    return s + "]";
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const Point3& p : ps)
+        a.push_back(point(p));
+    return a;
 }
 
-std::string jsonIntervals(const std::vector<Interval>& iv)
+nlohmann::ordered_json intervals(const std::vector<Interval>& iv)
 {
-    std::string s = "[";
-    for (std::size_t i = 0; i < iv.size(); ++i)
-        s += (i ? ", " : "") + std::string("[") + num(iv[i].first, 3) + ", " + num(iv[i].second, 3) + "]";
-    return s + "]";
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const Interval& i : iv)
+        a.push_back({rounded(i.first, 3), rounded(i.second, 3)});
+    return a;
 }
 
-std::string scenarioJson(const RenderedScenario& r, const std::string& indent)
+// Every parameter and measured figure of a rendered scenario (scenario.json; Tests/eval reads it).
+nlohmann::ordered_json scenarioJson(const RenderedScenario& r)
 {
     const Scenario& s = r.scenario;
-    const std::string in = indent + "  ";
-    std::ostringstream j;
-    j << indent << "{\n"
-      << in << "\"name\": " << jsonString(s.name) << ",\n"
-      << in << "\"description\": " << jsonString(s.description) << ",\n"
-      << in << "\"sampleRate\": " << s.sampleRate << ",\n"
-      << in << "\"seconds\": " << num(s.seconds) << ",\n"
-      << in << "\"excitation\": " << jsonString(toString(s.nearEndOnly ? Excitation::None : s.excitation)) << ",\n"
-      << in << "\"rt60Target\": " << num(s.rt60) << ",\n"
-      << in << "\"rt60MeasuredT20\": " << (r.rirT20 > 0 ? num(r.rirT20) : "null") << ",\n"
-      << in << "\"rt60MeasuredT30\": " << (r.rirT30 > 0 ? num(r.rirT30) : "null") << ",\n"
-      << in << "\"rirLengthMs\": " << num(static_cast<double>(r.rirBefore[0].size()) * 1e3 / s.sampleRate, 2) << ",\n"
-      << in << "\"rirCutMs\": " << (s.rirMaxMs > 0 ? num(s.rirMaxMs) : "null") << ",\n"
-      << in << "\"rirTailBeyond64msDb\": " << num(r.tailBeyond64msDb, 2) << ",\n"
-      << in << "\"rirTailBeyond256msDb\": " << num(r.tailBeyond256msDb, 2) << ",\n"
-      << in << "\"enrDbTarget\": " << (s.nearEndOnly ? "null" : num(s.enrDb)) << ",\n"
-      << in << "\"enrDbMeasured\": " << (s.nearEndOnly ? "null" : num(r.measuredEnrDb, 3)) << ",\n"
-      << in << "\"nearToNoiseDb\": " << (s.nearEndOnly ? num(s.nearToNoiseDb) : "null") << ",\n"
-      << in << "\"nearToEchoDb\": " << (s.doubleTalk ? num(r.measuredNearToEchoDb, 3) : "null") << ",\n"
-      << in << "\"bulkDelayMs\": " << num(s.bulkDelayMs) << ",\n"
-      << in << "\"directPathMs\": " << num(r.directPathMs, 3) << ",\n"
-      << in << "\"pathChangeSeconds\": " << (r.changeTime >= 0 ? num(r.changeTime) : "null") << ",\n"
-      << in << "\"doubleTalk\": " << (s.doubleTalk ? "true" : "false") << ",\n"
-      << in << "\"loudspeakerSoftClipDrive\": " << (r.softClipDrive > 0 ? num(r.softClipDrive) : "null") << ",\n"
-      << in << "\"loudspeakerSdrDb\": " << num(r.measuredSdrDb, 2) << ",\n"
-      << in << "\"deviceChain\": " << (s.deviceChain ? "true" : "false") << ",\n"
-      << in << "\"narrowband\": " << (s.narrowband ? "true" : "false") << ",\n"
-      << in << "\"lineNoiseDbfs\": " << num(s.lineNoiseDbfs, 1) << ",\n"
-      << in << "\"lineNoiseSpeechShaped\": " << (s.lineNoiseSpeechShaped ? "true" : "false") << ",\n"
-      << in << "\"echoCoupled\": " << (s.echoCoupled ? "true" : "false") << ",\n"
-      << in << "\"lateFarEnd\": " << (s.lateFarEnd ? "true" : "false") << ",\n"
-      << in << "\"loudspeakers\": " << s.loudspeakers << ",\n"
-      << in << "\"mics\": " << s.mics << ",\n"
-      << in << "\"farVoices\": "
-      << (s.excitation != Excitation::Speech || s.nearEndOnly
-              ? std::string("null")
-              : "[" + jsonString(s.farVoice) + (s.loudspeakers == 2 ? ", " + jsonString(s.farVoice2) : "") + "]")
-      << ",\n"
-      << in << "\"nearVoice\": " << (s.doubleTalk || s.nearEndOnly || s.lateFarEnd ? jsonString(s.nearVoice) : "null") << ",\n"
-      << in << "\"seed\": " << s.seed << ",\n"
-      << in << "\"room\": {\"size\": " << jsonPoint(r.roomSize) << ", \"wallReflection\": " << num(r.reflection, 5)
-      << ", \"loudspeakers\": " << jsonPoints(r.loudspeakers) << ", \"mics\": " << jsonPoints(r.mics)
-      << ", \"loudspeakersAfterChange\": " << jsonPoints(r.loudspeakersAfter)
-      << ", \"micsAfterChange\": " << jsonPoints(r.micsAfter) << ", \"nearTalker\": " << jsonPoint(r.nearTalker)
-      << "},\n"
-      << in << "\"farActive\": " << jsonIntervals(r.farActive) << ",\n"
-      << in << "\"echoActive\": " << jsonIntervals(r.echoActive) << ",\n"
-      << in << "\"nearActive\": " << jsonIntervals(r.nearActive) << ",\n"
-      << in << "\"doubleTalkIntervals\": " << jsonIntervals(r.doubleTalk) << "\n"
-      << indent << "}";
-    return j.str();
+    const auto orNull = [](bool present, nlohmann::ordered_json v) { return present ? v : nlohmann::ordered_json(nullptr); };
+    nlohmann::ordered_json farVoices = nullptr;
+    if (s.excitation == Excitation::Speech && !s.nearEndOnly) {
+        farVoices = nlohmann::ordered_json::array({s.farVoice});
+        if (s.loudspeakers == 2)
+            farVoices.push_back(s.farVoice2);
+    }
+    return {
+        {"name", s.name},
+        {"description", s.description},
+        {"sampleRate", s.sampleRate},
+        {"seconds", rounded(s.seconds)},
+        {"excitation", toString(s.nearEndOnly ? Excitation::None : s.excitation)},
+        {"rt60Target", rounded(s.rt60)},
+        {"rt60MeasuredT20", orNull(r.rirT20 > 0, rounded(r.rirT20))},
+        {"rt60MeasuredT30", orNull(r.rirT30 > 0, rounded(r.rirT30))},
+        {"rirLengthMs", rounded(static_cast<double>(r.rirBefore[0].size()) * 1e3 / s.sampleRate, 2)},
+        {"rirCutMs", orNull(s.rirMaxMs > 0, rounded(s.rirMaxMs))},
+        {"rirTailBeyond64msDb", rounded(r.tailBeyond64msDb, 2)},
+        {"rirTailBeyond256msDb", rounded(r.tailBeyond256msDb, 2)},
+        {"enrDbTarget", orNull(!s.nearEndOnly, rounded(s.enrDb))},
+        {"enrDbMeasured", orNull(!s.nearEndOnly, rounded(r.measuredEnrDb, 3))},
+        {"nearToNoiseDb", orNull(s.nearEndOnly, rounded(s.nearToNoiseDb))},
+        {"nearToEchoDb", orNull(s.doubleTalk, rounded(r.measuredNearToEchoDb, 3))},
+        {"bulkDelayMs", rounded(s.bulkDelayMs)},
+        {"directPathMs", rounded(r.directPathMs, 3)},
+        {"pathChangeSeconds", orNull(r.changeTime >= 0, rounded(r.changeTime))},
+        {"doubleTalk", s.doubleTalk},
+        {"loudspeakerSoftClipDrive", orNull(r.softClipDrive > 0, rounded(r.softClipDrive))},
+        {"loudspeakerSdrDb", rounded(r.measuredSdrDb, 2)},
+        {"deviceChain", s.deviceChain},
+        {"narrowband", s.narrowband},
+        {"lineNoiseDbfs", rounded(s.lineNoiseDbfs, 1)},
+        {"lineNoiseSpeechShaped", s.lineNoiseSpeechShaped},
+        {"echoCoupled", s.echoCoupled},
+        {"lateFarEnd", s.lateFarEnd},
+        {"loudspeakers", s.loudspeakers},
+        {"mics", s.mics},
+        {"farVoices", farVoices},
+        {"nearVoice", orNull(s.doubleTalk || s.nearEndOnly || s.lateFarEnd, s.nearVoice)},
+        {"seed", s.seed},
+        {"room", {{"size", point(r.roomSize)}, {"wallReflection", rounded(r.reflection, 5)},
+                  {"loudspeakers", points(r.loudspeakers)}, {"mics", points(r.mics)},
+                  {"loudspeakersAfterChange", points(r.loudspeakersAfter)}, {"micsAfterChange", points(r.micsAfter)},
+                  {"nearTalker", point(r.nearTalker)}}},
+        {"farActive", intervals(r.farActive)},
+        {"echoActive", intervals(r.echoActive)},
+        {"nearActive", intervals(r.nearActive)},
+        {"doubleTalkIntervals", intervals(r.doubleTalk)},
+    };
+}
+
+std::string jsonText(const nlohmann::ordered_json& j)
+{
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void writeText(const fs::path& path, const std::string& text)
@@ -254,7 +258,7 @@ void writeScenario(const fs::path& dir, RenderedScenario& r, bool pcm16)
     writeWav(dir / "rir.wav", r.rirBefore, rate, false);
     if (r.changeTime >= 0.0)
         writeWav(dir / "rir-after.wav", r.rirAfter, rate, false);
-    writeText(dir / "scenario.json", scenarioJson(r, "") + "\n");
+    writeText(dir / "scenario.json", jsonText(scenarioJson(r)));
 }
 
 std::string dbCell(double db) { return std::isfinite(db) ? num(db, 1) : "-inf"; }
@@ -345,8 +349,8 @@ int runCorpus(const Options& o)
 
     fs::create_directories(o.out);
     std::string tsv = tsvHeader();
-    std::string json = "{\n  \"generator\": \"quell-corpus\",\n  \"format\": " + jsonString(o.pcm16 ? "PCM_16" : "FLOAT")
-                       + ",\n  \"scenarios\": [\n";
+    nlohmann::ordered_json manifest = {{"generator", "quell-corpus"}, {"format", o.pcm16 ? "PCM_16" : "FLOAT"},
+                                       {"scenarios", nlohmann::ordered_json::array()}};
     for (std::size_t i = 0; i < list.size(); ++i) {
         std::printf("[%zu/%zu] %s ... ", i + 1, list.size(), list[i].name.c_str());
         std::fflush(stdout);
@@ -357,11 +361,10 @@ int runCorpus(const Options& o)
                     list[i].nearEndOnly ? "no far end" : ("ENR " + num(r.measuredEnrDb, 1) + " dB").c_str(),
                     r.tailBeyond64msDb, r.tailBeyond256msDb);
         tsv += tsvRow(r);
-        json += scenarioJson(r, "    ") + (i + 1 < list.size() ? ",\n" : "\n");
+        manifest["scenarios"].push_back(scenarioJson(r));
     }
-    json += "  ]\n}\n";
     writeText(o.out / "manifest.tsv", tsv);
-    writeText(o.out / "manifest.json", json);
+    writeText(o.out / "manifest.json", jsonText(manifest));
     std::printf("wrote %zu scenarios to %s\n", list.size(), o.out.string().c_str());
     return 0;
 }

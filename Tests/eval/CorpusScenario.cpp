@@ -2,10 +2,9 @@
 #include "eval/CorpusScenario.h"
 
 #include <fstream>
-#include <regex>
-#include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
 #include <sndfile.h>
 
 namespace quell::eval {
@@ -30,29 +29,31 @@ std::vector<std::vector<float>> readWav(const std::filesystem::path& path, int& 
     return channels;
 }
 
-// scenario.json is written by Tests/corpus with one "key": value per line; these two readers rely on that.
-std::optional<double> number(const std::string& json, const std::string& key)
+// A number or null under `key` of scenario.json.
+std::optional<double> number(const nlohmann::json& json, const char* key)
 {
-    const std::regex re("\"" + key + "\":\\s*(-?[0-9.eE+-]+|null)");
-    std::smatch m;
-    if (!std::regex_search(json, m, re))
-        throw std::runtime_error("scenario.json: no \"" + key + "\"");
-    if (m[1] == "null")
+    const auto it = json.find(key);
+    if (it == json.end())
+        throw std::runtime_error(std::string("scenario.json: no \"") + key + "\"");
+    if (it->is_null())
         return std::nullopt;
-    return std::stod(m[1]);
+    if (!it->is_number())
+        throw std::runtime_error(std::string("scenario.json: \"") + key + "\" is not a number");
+    return it->get<double>();
 }
 
-Intervals intervals(const std::string& json, const std::string& key)
+// A list of [start, end] pairs in seconds under `key`.
+Intervals intervals(const nlohmann::json& json, const char* key)
 {
-    const std::regex re("\"" + key + "\":\\s*\\[(.*)\\]");
-    std::smatch m;
-    if (!std::regex_search(json, m, re))
-        throw std::runtime_error("scenario.json: no \"" + key + "\"");
+    const auto it = json.find(key);
+    if (it == json.end() || !it->is_array())
+        throw std::runtime_error(std::string("scenario.json: no list \"") + key + "\"");
     Intervals out;
-    const std::string body = m[1];
-    const std::regex pair("\\[\\s*(-?[0-9.eE+-]+)\\s*,\\s*(-?[0-9.eE+-]+)\\s*\\]");
-    for (auto it = std::sregex_iterator(body.begin(), body.end(), pair); it != std::sregex_iterator(); ++it)
-        out.emplace_back(std::stod((*it)[1]), std::stod((*it)[2]));
+    for (const auto& pair : *it) {
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number() || !pair[1].is_number())
+            throw std::runtime_error(std::string("scenario.json: \"") + key + "\" holds something other than [start, end]");
+        out.emplace_back(pair[0].get<double>(), pair[1].get<double>());
+    }
     return out;
 }
 
@@ -79,9 +80,12 @@ CorpusScenario loadScenario(const std::filesystem::path& dir)
     std::ifstream in(dir / "scenario.json");
     if (!in)
         throw std::runtime_error("no scenario.json in " + dir.string());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string json = ss.str();
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error((dir / "scenario.json").string() + ": " + e.what());
+    }
 
     CorpusScenario s;
     s.name = dir.filename().string();

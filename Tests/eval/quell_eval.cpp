@@ -42,39 +42,18 @@
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
 #include "eval/EvalCanceller.h"
+#include <nlohmann/json.hpp>
+
 #include "io/CommandLine.h"
 
 using namespace quell::eval;
 
 namespace {
 
-// A JSON string literal: quotes, backslashes and control characters escaped.
-std::string quoted(const std::string& text)
+// A figure for the JSON report: a finite number, or null.
+nlohmann::ordered_json figure(const std::optional<double>& v)
 {
-    std::string out = "\"";
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-            out += escaped;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
-
-std::string json(const std::optional<double>& v)
-{
-    if (!v || !std::isfinite(*v))
-        return "null";
-    std::ostringstream o;
-    o << *v;
-    return o.str();
+    return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
 // The lag (0 to 50 ms) of the largest correlation between a canceller's output and its microphone, on
@@ -214,9 +193,7 @@ int main(int argc, char** argv)
     std::vector<std::string> failures;
     std::vector<ScenarioResult> results;
     std::map<std::string, EchoFigures> quellEarlier;   // Quell's figures by scenario, for the narrowband twins
-    std::ostringstream js;
-    js << "{\n  \"corpus\": \"" << corpus << "\",\n  \"results\": [";
-    bool firstJson = true;
+    nlohmann::ordered_json report = {{"corpus", corpus}, {"results", nlohmann::ordered_json::array()}};
     std::printf("%-40s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %8s %7s %7s %6s %6s %8s\n", "scenario", "canceller", "erle_db",
                 "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "nsnr_fit", "loud_db", "loud_ch",
                 "reinit", "x_rt", "delay_ms");
@@ -262,19 +239,19 @@ int main(int argc, char** argv)
                 if (trace.is_open())
                     for (const auto& [t, erle] : f.erleTrace)
                         trace << s.name << '\t' << c->name() << '\t' << t << '\t' << erle << '\n';
-                js << (firstJson ? "\n" : ",\n") << "    {\"scenario\": " << quoted(s.name) << ", \"canceller\": "
-                   << quoted(c->name()) << ", \"steadyErleDb\": " << json(f.steadyErleDb)
-                   << ", \"steadyMicOverOutDb\": " << json(f.steadyMicOverOutDb)
-                   << ", \"timeTo10dB\": " << json(f.timeTo10dB) << ", \"timeTo20dB\": " << json(f.timeTo20dB)
-                   << ", \"reconvergeTo20dB\": " << json(f.reconvergeTo20dB) << ", \"minErleDb\": "
-                   << json(f.minErleDb) << ", \"doubleTalkSnrDb\": " << json(f.doubleTalkSnrDb)
-                   << ", \"nearAloneLossDb\": " << json(f.nearAloneLossDb) << ", \"nearSnrFitDb\": "
-                   << json(f.nearSnrFitDb) << ", \"loudestFrameDb\": " << json(f.loudestFrameDb)
-                   << ", \"loudestFrameSeconds\": " << json(f.loudestFrameSeconds) << ", \"loudestAfterChangeDb\": "
-                   << json(f.loudestAfterChangeDb) << ", \"reinitialisations\": " << json(reinit)
-                   << ", \"realTimeFactor\": "
-                   << took / seconds << "}";
-                firstJson = false;
+                report["results"].push_back({{"scenario", s.name}, {"canceller", c->name()},
+                                             {"steadyErleDb", figure(f.steadyErleDb)},
+                                             {"steadyMicOverOutDb", figure(f.steadyMicOverOutDb)},
+                                             {"timeTo10dB", figure(f.timeTo10dB)}, {"timeTo20dB", figure(f.timeTo20dB)},
+                                             {"reconvergeTo20dB", figure(f.reconvergeTo20dB)},
+                                             {"minErleDb", figure(f.minErleDb)}, {"doubleTalkSnrDb", figure(f.doubleTalkSnrDb)},
+                                             {"nearAloneLossDb", figure(f.nearAloneLossDb)},
+                                             {"nearSnrFitDb", figure(f.nearSnrFitDb)},
+                                             {"loudestFrameDb", figure(f.loudestFrameDb)},
+                                             {"loudestFrameSeconds", figure(f.loudestFrameSeconds)},
+                                             {"loudestAfterChangeDb", figure(f.loudestAfterChangeDb)},
+                                             {"reinitialisations", figure(reinit)},
+                                             {"realTimeFactor", figure(took / seconds)}});
                 if (c->name() == "quell") {
                     quellDelay = c->lastAlignedDelayMs();
                     quellReinits = reinits;
@@ -291,11 +268,9 @@ int main(int argc, char** argv)
         std::cerr << "quell-eval: " << e.what() << "\n";
         return 2;
     }
-    js << "\n  ],\n  \"cancellers\": [";
-    for (std::size_t i = 0; i < cancellers.size(); ++i)
-        js << (i ? ", " : "") << "{\"name\": " << quoted(cancellers[i]->name()) << ", \"description\": "
-           << quoted(cancellers[i]->description()) << "}";
-    js << "]\n}\n";
+    report["cancellers"] = nlohmann::ordered_json::array();
+    for (const auto& c : cancellers)
+        report["cancellers"].push_back({{"name", c->name()}, {"description", c->description()}});
 
     std::cout << "\ncolumns: erle_db = echo / (out - near - noise) over far-end single talk after 1 s (and 1 s after "
                  "a path change);\n  mic/out = mic / out power there; t10_s, t20_s = from echo start to 3 frames (50 ms) "
@@ -312,7 +287,7 @@ int main(int argc, char** argv)
     }
     if (!jsonPath.empty()) {
         std::ofstream file(jsonPath);
-        if (!(file << js.str()) || !(file.flush())) {
+        if (!(file << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n") || !(file.flush())) {
             std::cerr << "quell-eval: cannot write " << jsonPath << "\n";
             return 2;
         }
