@@ -57,17 +57,19 @@ struct Options {
     int rate = 0;         // 0: the far-end file's rate, else 48000
     double seconds = 0.0; // 0: until the far-end file ends (or Ctrl-C with --far-end-device)
     bool listDevices = false;
+    bool verbose = false;   // the audio back-end's own diagnostics on stderr
 };
 
 // PortAudio's lifetime as an object: Pa_Terminate runs on every exit path.
 struct PortAudioSession {
-    PortAudioSession()
+    explicit PortAudioSession(bool verbose)
     {
         // PortAudio's device scan makes ALSA and JACK print tens of lines on stderr about cards and
         // servers that are not there (on every start, whatever is then used): they go to /dev/null for
-        // the scan. What fails is reported from Pa_Initialize's result and from opening the streams.
-        const int saved = ::dup(STDERR_FILENO);
-        const int null = ::open("/dev/null", O_WRONLY);
+        // the scan unless --verbose. What fails is reported from Pa_Initialize's result and from opening
+        // the streams.
+        const int saved = verbose ? -1 : ::dup(STDERR_FILENO);
+        const int null = verbose ? -1 : ::open("/dev/null", O_WRONLY);
         if (saved >= 0 && null >= 0)
             ::dup2(null, STDERR_FILENO);
         const PaError e = Pa_Initialize();
@@ -92,7 +94,8 @@ void usage(std::FILE* f)
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
                  "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
-                 "--version: print the version and exit.\n"
+                 "--verbose: keep the audio back-end's own messages (ALSA, JACK) on stderr; by default its device scan's\n"
+                 "are dropped. --version: print the version and exit.\n"
                  "canceller options:\n");
     standalone::printCancellerOptions(f, standalone::CancellerUse::Realtime);
     std::fprintf(f,
@@ -109,6 +112,7 @@ Options parse(int argc, char** argv)
         const std::string a = args.option();
         auto value = [&] { return args.value(); };
         if (a == "--list-devices") o.listDevices = true;
+        else if (a == "--verbose") o.verbose = true;
         else if (a == "--input") o.input = value();
         else if (a == "--output") o.output = value();
         else if (a == "--host-api") o.hostApi = value();
@@ -290,7 +294,7 @@ int run(const Options& o)
     if (o.record.empty() == false && !o.farEndFile.empty() && io::sameFile(o.record, o.farEndFile))
         throw io::UsageError(o.record + ": the recording would overwrite the far-end file");
 
-    PortAudioSession pa;
+    PortAudioSession pa(o.verbose);
     if (o.listDevices) {
         listDevices();
         return 0;

@@ -164,3 +164,20 @@ TEST_CASE("quell-live without an audio server or with a bad far end fails clearl
     CHECK_THAT(slurp(log), Catch::Contains("exactly one far end"));
     ::unsetenv("JACK_NO_START_SERVER");
 }
+
+TEST_CASE("quell-live --verbose keeps the audio back-end's device-scan messages; by default they are dropped", "[live]")
+{
+    Dir dir;
+    const std::string quiet = dir.path + "/quiet.log", verbose = dir.path + "/verbose.log";
+    const pid_t a = spawn({QUELL_LIVE_PATH, "--list-devices"}, quiet);
+    REQUIRE(a > 0);
+    REQUIRE(waitExit(a) == 0);
+    const pid_t b = spawn({QUELL_LIVE_PATH, "--list-devices", "--verbose"}, verbose);
+    REQUIRE(b > 0);
+    REQUIRE(waitExit(b) == 0);
+    const std::string q = slurp(quiet), v = slurp(verbose);
+    INFO(v);
+    CHECK_THAT(q, !Catch::Contains("ALSA lib"));
+    // This machine's ALSA (no sound card) always complains during the scan; --verbose lets it through.
+    CHECK(v.size() > q.size());
+}
