@@ -9,9 +9,11 @@ namespace quell::standalone {
 bool parseCancellerOption(const std::string& a, io::Arguments& args, aec::EchoCancellerSettings& s)
 {
     if (a == "--taps") {
-        s.taps = io::parseInt("--taps", args.value(), aec::kMinTaps, aec::kMaxTaps);
+        const std::string v = args.value();
+        s.taps = v == "auto" ? 0 : io::parseInt("--taps", v, aec::kMinTaps, aec::kMaxTaps);
     } else if (a == "--lambda") {
-        s.lambda = io::parseDouble("--lambda", args.value(), 0.9, 1.0);
+        const std::string v = args.value();
+        s.lambda = v == "auto" ? 0.0 : io::parseDouble("--lambda", v, 0.9, 1.0);
     } else if (a == "--backend") {
         const std::string v = args.value();
         const auto b = aec::parseBackend(v);
@@ -41,15 +43,15 @@ bool parseCancellerOption(const std::string& a, io::Arguments& args, aec::EchoCa
 void printCancellerOptions(std::FILE* f, CancellerUse use)
 {
     if (use == CancellerUse::Offline)
-        std::fputs("  --taps N          adaptive filter length at the canceller rate, 8 to 8192 (default: automatic, 4096 =\n"
-                   "                    256 ms at 16 kHz on a GPU that runs it 3x faster than real time, else 1024)\n",
+        std::fputs("  --taps N          adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
+                   "                    4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time, else 1024)\n",
                    f);
     else
-        std::fputs("  --taps N          adaptive filter length at the canceller rate, 8 to 8192 (default: automatic, 4096 =\n"
-                   "                    256 ms at 16 kHz on a GPU that runs it 3x faster than real time; on the CPU\n"
-                   "                    the Kalman filter at 4096)\n",
+        std::fputs("  --taps N          adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
+                   "                    4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time; on the\n"
+                   "                    CPU the Kalman filter at 4096)\n",
                    f);
-    std::fputs("  --lambda L        RLS forgetting factor, 0.9 to 1 (default: a memory of 10 x the taps, at least\n"
+    std::fputs("  --lambda L        RLS forgetting factor, 0.9 to 1, or auto (default: auto, a memory of 10 x the taps, at least\n"
                "                    10000 samples = 0.6 s at 16 kHz; 0.9999 up to 1000 taps)\n"
                "  --backend B       cpu, gpu or auto (default auto: the GPU when usable, else the CPU)\n",
                f);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
-//   quell-bench rls|iir|fir [--json PATH] [--quick]
+//   quell-bench rls|iir|fir|engine [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
 #include "BenchRegistry.h"
+#include "io/CommandLine.h"
 
 namespace quell::bench {
 std::map<std::string, BenchCommand>& registry()
@@ -37,14 +38,21 @@ int main(int argc, char* argv[])
     }
     quell::bench::BenchArgs args;
     args.jsonPath = std::string("bench-") + argv[1] + ".json";
-    for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--json" && i + 1 < argc)
-            args.jsonPath = argv[++i];
-        else if (a == "--quick")
-            args.quick = true;
-        else
-            args.args.push_back(a);
+    try {
+        // The command's options, walked as every Quell program walks its own (--opt value, --opt=value, --).
+        quell::io::Arguments walker(argc - 1, argv + 1);
+        while (walker.next()) {
+            const std::string a = walker.option();
+            if (a == "--json")
+                args.jsonPath = walker.value();
+            else if (a == "--quick")
+                args.quick = true;
+            else
+                throw quell::io::UsageError("unknown option '" + a + "' (see --help)");
+        }
+    } catch (const quell::io::UsageError& e) {
+        std::fprintf(stderr, "quell-bench %s: %s\n", argv[1], e.what());
+        return 2;
     }
     try {
         return it->second.run(args);

@@ -9,7 +9,6 @@
 namespace quell::bench {
 
 struct BenchArgs {
-    std::vector<std::string> args;   // after the sub-command name
     std::string jsonPath;            // --json PATH (default: bench-<name>.json)
     bool quick = false;              // --quick: fewer sizes and repetitions (smoke runs)
 };

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "aec/EchoCancellerSettings.h"
 #include "aec/ResidualEchoSuppressor.h"
 
 namespace quell::eval {
@@ -31,18 +32,17 @@ public:
 };
 
 struct QuellOptions {
-    int taps = 1024;
-    double lambda = 0.0;   // 0: the canceller's automatic forgetting factor (aec::effectiveLambda)
-    bool twoPath = true;
-    bool distortionFilter = false;
-    int threads = 1;   // CPU RLS threads (1: no per-sample barrier; robust on a loaded machine)
-    double suppressionDb = aec::kDefaultSuppressionDb;   // residual echo suppressor's maximum attenuation (0: off)
-    bool comfortNoise = true;
+    // The canceller's settings as quell-render's options set them (Standalone/CancellerOptions), with the
+    // evaluation's own defaults: 1024 taps, the CPU, one RLS thread (no per-sample barrier; robust on a
+    // loaded machine). The sample rate and far-end channels are each scenario's.
+    aec::EchoCancellerSettings settings = [] {
+        aec::EchoCancellerSettings s;
+        s.taps = 1024;
+        s.backend = aec::Backend::Cpu;
+        s.cpuThreads = 1;
+        return s;
+    }();
     bool multichannel = true;      // a stereo far end to a two-channel filter (false: the downmix)
-    bool restartOnPathChange = true;
-    bool driftCompensation = true;
-    std::string backend = "cpu";   // cpu | gpu | auto
-    std::string filter = "auto";   // auto | rls | kalman
 };
 
 std::unique_ptr<EvalCanceller> makeQuellCanceller(const QuellOptions& options);

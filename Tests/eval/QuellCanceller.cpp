@@ -74,20 +74,8 @@ public:
 private:
     aec::EchoCancellerSettings settings(int sampleRate) const
     {
-        aec::EchoCancellerSettings s;
+        aec::EchoCancellerSettings s = options_.settings;
         s.sampleRate = sampleRate;
-        s.taps = options_.taps;
-        s.lambda = options_.lambda;
-        s.backend = *aec::parseBackend(options_.backend);
-        s.filter = *aec::parseFilterKind(options_.filter);
-        s.cpuThreads = options_.threads;
-        s.twoPath = options_.twoPath;
-        s.distortionFilter = options_.distortionFilter;
-        s.suppressor.enabled = options_.suppressionDb > 0.0;
-        s.suppressor.maxAttenuationDb = options_.suppressionDb;
-        s.suppressor.comfortNoise = options_.comfortNoise;
-        s.restartOnPathChange = options_.restartOnPathChange;
-        s.drift.enabled = options_.driftCompensation;
         return s;
     }
     QuellOptions options_;

@@ -2,14 +2,13 @@
 // quell-eval: Quell's echo canceller and its peers (SpeexDSP, WebRTC 0.3) on every scenario of a corpus
 // made by quell-corpus, one table of issue 7's figures (see EchoMetrics.h for the definitions).
 //
-//   quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--distortion-model]
-//              [--suppression DB] [--no-comfort-noise]
-//              [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--only SUBSTRING]
+//   quell-eval --corpus DIR [canceller options] [--threads T] [--one-path]
+//              [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING]
 //              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
 //
-// --distortion-model: the loudspeaker distortion model before the linear filter (off by default, see
-// EchoCancellerSettings::distortionFilter). --suppression: the residual echo suppressor's maximum attenuation in dB (default 40; 0 turns the
-// suppressor off: the linear canceller alone). --downmix: Quell gets a stereo far end mixed to mono, as
+// The canceller options are quell-render's (--taps, --lambda, --backend, --filter, --suppression,
+// --no-comfort-noise, --distortion-model; Standalone/CancellerOptions.h), with this program's defaults:
+// 1024 taps (`--taps auto`: the automatic length), the CPU, one RLS thread. --downmix: Quell gets a stereo far end mixed to mono, as
 // the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
 // without the covariance restart on a path change, without clock drift compensation (ablations).
 //
@@ -45,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/CommandLine.h"
+#include "CancellerOptions.h"
 
 using namespace quell::eval;
 
@@ -89,12 +89,11 @@ std::optional<double> delayMs(const EvalCanceller& c)
 
 int usage()
 {
-    std::cerr << "usage: quell-eval --corpus DIR [--taps N] [--lambda L] [--threads T] [--one-path] [--distortion-model] [--suppression DB]\n"
-                 "                  [--no-comfort-noise]\n"
-                 "                  [--downmix] [--no-restart] [--no-drift] [--backend cpu|gpu|auto] [--filter auto|rls|kalman]\n"
-                 "                  [--only SUBSTRING]\n"
-                 "                  [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert]\n"
-                 "                  [--trace FILE]\n";
+    std::cerr << "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
+                 "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
+                 "                  [--markdown FILE] [--assert] [--trace FILE]\n"
+                 "canceller options (as quell-render's; here 1024 taps and the CPU by default):\n";
+    quell::standalone::printCancellerOptions(stderr, quell::standalone::CancellerUse::Offline);
     return 2;
 }
 
@@ -118,27 +117,14 @@ int main(int argc, char** argv)
         auto next = [&] { return args.value(); };
         try {
             if (a == "--corpus") corpus = next();
-            else if (a == "--taps") qo.taps = quell::io::parseInt(a, next(), 0, quell::aec::kMaxTaps);
-            else if (a == "--lambda") qo.lambda = quell::io::parseDouble(a, next(), 0.0, 1.0);
-            else if (a == "--threads") qo.threads = quell::io::parseInt(a, next(), 0, 256);
-            else if (a == "--one-path") qo.twoPath = false;
-            else if (a == "--distortion-model") qo.distortionFilter = true;
-            else if (a == "--suppression") qo.suppressionDb = quell::io::parseDouble(a, next(), 0.0, 60.0);
-            else if (a == "--no-comfort-noise") qo.comfortNoise = false;
+            else if (a == "--threads") qo.settings.cpuThreads = quell::io::parseInt(a, next(), 0, 256);
+            else if (a == "--one-path") qo.settings.twoPath = false;
             else if (a == "--downmix") qo.multichannel = false;
-            else if (a == "--no-restart") qo.restartOnPathChange = false;
-            else if (a == "--no-drift") qo.driftCompensation = false;
+            else if (a == "--no-restart") qo.settings.restartOnPathChange = false;
+            else if (a == "--no-drift") qo.settings.drift.enabled = false;
             else if (a == "--only") only = next();
             else if (a == "--exclude") exclude = next();
-            else if (a == "--backend") {
-                qo.backend = next();
-                if (!quell::aec::parseBackend(qo.backend))
-                    throw std::invalid_argument("--backend must be cpu, gpu or auto (got " + qo.backend + ")");
-            }
-            else if (a == "--filter") {
-                qo.filter = next();
-                if (!quell::aec::parseFilterKind(qo.filter))
-                    throw std::invalid_argument("--filter must be auto, rls or kalman (got " + qo.filter + ")");
+            else if (quell::standalone::parseCancellerOption(a, args, qo.settings)) {
             }
             else if (a == "--json") jsonPath = next();
             else if (a == "--trace") tracePath = next();
