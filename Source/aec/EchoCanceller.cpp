@@ -47,20 +47,22 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     pathChange_.prepare({});
     gate_.prepare({});
     guard_.prepare({}, settings.sampleRate);
-    DistortionFilterSettings distortion;
-    distortion.tapsPerChannel = fg.tapsPerChannel;
-    distortion.channels = fg.channels;
-    distortion.segmentSamples = fg.segmentSamples;
-    distortion.sampleRate = settings.sampleRate;
-    distortion_.prepare(distortion);
+    if (settings.distortionFilter) {
+        DistortionFilterSettings distortion;
+        distortion.tapsPerChannel = fg.tapsPerChannel;
+        distortion.channels = fg.channels;
+        distortion.segmentSamples = fg.segmentSamples;
+        distortion.sampleRate = settings.sampleRate;
+        distortion_.prepare(distortion);
+    }
     cancelWeights_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
     maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
-    micLessDistortion_.assign(static_cast<std::size_t>(fg.segmentSamples), 0.0f);
-    distortionScratch_.assign(static_cast<std::size_t>(fg.segmentSamples), 0.0f);
+    micLessDistortion_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
+    distortionScratch_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
     refScratch_.assign(maxBlock * channels, 0.0f);
     refInterleaved_.assign(channels > 1 ? maxBlock * channels : 0, 0.0f);
     downmix_.assign(channels > 1 ? maxBlock : 0, 0.0f);
@@ -83,7 +85,8 @@ void EchoCanceller::reset()
     pathChange_.reset();
     gate_.reset();
     guard_.reset();
-    distortion_.reset();
+    if (settings_.distortionFilter)
+        distortion_.reset();
     clearRunningState();
 }
 
@@ -109,7 +112,7 @@ std::span<const float> EchoCanceller::farEndSum(std::size_t n)
 
 std::span<const float> EchoCanceller::cancellingWeights()
 {
-    if (settings_.twoPath || !controls_.adapt)
+    if (foregroundMakesOutput())
         return foreground_.weights();
     filter_->copyWeights(cancelWeights_);
     return cancelWeights_;
@@ -167,7 +170,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             // linear filters: they then learn the room from an echo their model explains (fitting it
             // after them instead took 3 dB off the distortion, 18 dB under the echo: the filter that
             // gives the distortion's regressors their room had itself been pulled by it).
-            const bool foregroundOut = settings_.twoPath || !controls_.adapt;
+            const bool foregroundOut = foregroundMakesOutput();
             const bool distortion = settings_.distortionFilter && foregroundOut;
             std::span<const float> heard = mk;
             if (distortion) {
@@ -176,8 +179,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 for (std::size_t i = 0; i < k; ++i)
                     micLessDistortion_[i] = mk[i] - nl[i];
                 heard = std::span<const float>(micLessDistortion_.data(), k);
-            } else {
-                distortion_.skip(rk);
+            } else if (settings_.distortionFilter) {
+                distortion_.skip(rk);   // its far-end history stays current for when the foreground is back
             }
             if (channels == 1)
                 filter_->process(heard, rk, ok);
@@ -208,7 +211,8 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 const bool learnt = adapting_ && controls_.adapt;
                 adapting_ = gate_.segment(segMic_, segRef_, segOut_, segEstimate_);
                 filter_->setAdaptation(adapting_);
-                distortion_.segmentEnd(learnt, adapting_ && controls_.adapt);
+                if (settings_.distortionFilter)
+                    distortion_.segmentEnd(learnt, adapting_ && controls_.adapt);
                 segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
             }
         }

@@ -94,11 +94,6 @@ public:
     // Samples where the linear output was louder than the microphone and the microphone was played
     // (OutputGuard), and suppressor frames replaced by the microphone's for the same reason.
     long outputFallbackSamples() const { return guard_.fallbackSamples(); }
-    // The loudspeaker distortion stage: whether it takes its fit off the output now, and that fit's
-    // reduction of the linear output, in dB.
-    bool distortionActive() const { return distortion_.active(); }
-    double distortionGainDb() const { return distortion_.gainDb(); }
-    const std::array<double, LoudspeakerDistortionFilter::kTerms>& distortionCoefficients() const { return distortion_.coefficients(); }
     long suppressorFallbackFrames() const { return settings_.suppressor.enabled ? suppressor_.fallbackFrames() : 0; }
 
 private:
@@ -106,6 +101,8 @@ private:
     // of the adaptive filter's.
     std::span<const float> cancellingWeights() override;
     int tapsPerChannel() const override { return filter_->taps(); }
+    // The fixed foreground makes the output (two-path mode, or a user's freeze); else the adaptive filter.
+    bool foregroundMakesOutput() const { return settings_.twoPath || !controls_.adapt; }
     // The first n samples of the far-end channels in refScratch_, summed (downmix_ holds it for several).
     std::span<const float> farEndSum(std::size_t n);
     // The canceller's own segment energies to zero (prepare and reset; the parts reset themselves).
@@ -125,7 +122,7 @@ private:
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
     OutputGuard guard_;
-    LoudspeakerDistortionFilter distortion_;
+    LoudspeakerDistortionFilter distortion_;   // prepared only with settings.distortionFilter
     FarEndAligner aligner_;
     std::vector<float> cancelWeights_;  // the adaptive filter's weights, copied when they make the output
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
