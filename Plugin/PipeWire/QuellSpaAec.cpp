@@ -25,18 +25,17 @@
 #include <spa/utils/names.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
-#include <optional>
 #include <string>
 
 #include "aec/Backend.h"
 #include "aec/EchoCancellerSettings.h"
 #include "aec/FilterKind.h"
 #include "engine/RealtimeEngine.h"
+#include "io/CommandLine.h"
 
 namespace {
 
@@ -54,43 +53,37 @@ struct QuellAec {
     std::string latency;
 };
 
-std::optional<long> number(const spa_dict* args, const char* key, long lo, long hi)
+// The value of `key` in aec.args, if given.
+const char* lookup(const spa_dict* args, const char* key)
 {
-    const char* v = args ? spa_dict_lookup(args, key) : nullptr;
-    if (!v)
-        return std::nullopt;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        throw std::invalid_argument(std::string(key) + ": expected a whole number from " + std::to_string(lo) + " to "
-                                    + std::to_string(hi) + ", got '" + v + "'");
-    return n;
+    return args ? spa_dict_lookup(args, key) : nullptr;
 }
 
-// The aec.args Quell takes; throws std::invalid_argument naming the argument that is wrong.
+// The aec.args Quell takes; throws io::UsageError naming the argument that is wrong.
 void readArgs(QuellAec& q, const spa_dict* args)
 {
-    if (const auto taps = number(args, "quell.taps", aec::kMinTaps, aec::kMaxTaps))
-        q.settings.taps = static_cast<int>(*taps);
-    if (const auto db = number(args, "quell.suppression", 0, 60)) {
-        q.settings.suppressor.enabled = *db > 0;
-        q.settings.suppressor.maxAttenuationDb = static_cast<double>(*db);
+    if (const char* v = lookup(args, "quell.taps"))
+        q.settings.taps = io::parseInt("quell.taps", v, aec::kMinTaps, aec::kMaxTaps);
+    if (const char* v = lookup(args, "quell.suppression")) {
+        const int db = io::parseInt("quell.suppression", v, 0, 60);
+        q.settings.suppressor.enabled = db > 0;
+        q.settings.suppressor.maxAttenuationDb = db;
     }
-    if (const auto block = number(args, "quell.block", 16, 8192))
-        q.blockSamples = static_cast<int>(*block);
-    if (const char* v = args ? spa_dict_lookup(args, "quell.backend") : nullptr) {
+    if (const char* v = lookup(args, "quell.block"))
+        q.blockSamples = io::parseInt("quell.block", v, 16, 8192);
+    if (const char* v = lookup(args, "quell.backend")) {
         const auto b = aec::parseBackend(v);
         if (!b)
-            throw std::invalid_argument(std::string("quell.backend: expected cpu, gpu or auto, got '") + v + "'");
+            throw io::UsageError(std::string("quell.backend: expected cpu, gpu or auto, got '") + v + "'");
         q.settings.backend = *b;
     }
-    if (const char* v = args ? spa_dict_lookup(args, "quell.filter") : nullptr) {
+    if (const char* v = lookup(args, "quell.filter")) {
         const auto f = aec::parseFilterKind(v);
         if (!f)
-            throw std::invalid_argument(std::string("quell.filter: expected rls, kalman or auto, got '") + v + "'");
+            throw io::UsageError(std::string("quell.filter: expected rls, kalman or auto, got '") + v + "'");
         q.settings.filter = *f;
     }
-    if (const char* v = args ? spa_dict_lookup(args, "quell.offline") : nullptr)
+    if (const char* v = lookup(args, "quell.offline"))
         q.offline = std::strcmp(v, "true") == 0 || std::strcmp(v, "1") == 0;
 }
 
@@ -125,6 +118,8 @@ int init(void* object, const spa_dict* args, const spa_audio_info_raw* info)
         q->latency = std::to_string(spec.maxHostBlock) + "/" + std::to_string(info->rate);
         q->aec.latency = q->latency.c_str();
         return 0;
+    } catch (const io::UsageError&) {
+        return -EINVAL;
     } catch (const std::invalid_argument&) {
         return -EINVAL;
     } catch (const aec::BackendUnavailable&) {
