@@ -104,12 +104,6 @@ bool samePath(const std::string& a, const std::string& b)
     return io::sameFile(a, b);
 }
 
-// A finite number, or null (JSON has no NaN or infinity).
-nlohmann::ordered_json jsonNumber(double v)
-{
-    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
-}
-
 void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
                   const engine::RealtimeEngine& engine, const aec::ErleReport& erle, double seconds, double wall)
 {
@@ -118,20 +112,21 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
     const auto h = engine.health();
     nlohmann::ordered_json perFrame = nlohmann::ordered_json::array();
     for (const auto& db : erle.perFrameDb)
-        perFrame.push_back(db ? jsonNumber(*db) : nlohmann::ordered_json(nullptr));
+        perFrame.push_back(db ? nlohmann::ordered_json(*db) : nlohmann::ordered_json(nullptr));
+    // NaN and infinity are written as null (nlohmann's dump), as JSON has neither.
     const nlohmann::ordered_json metrics = {
         {"input", {{"mic", o.mic}, {"ref", o.ref}, {"sample_rate", fmt.sampleRate}, {"channels", fmt.channels},
-                   {"frames", frames}, {"seconds", jsonNumber(seconds)}}},
-        {"settings", {{"taps", c.taps}, {"lambda", jsonNumber(aec::effectiveLambda(c))}, {"delta", jsonNumber(c.delta)},
-                      {"canceller_rate", c.sampleRate}, {"high_pass_hz", jsonNumber(c.highPassHz)},
-                      {"suppression_db", jsonNumber(c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0)},
+                   {"frames", frames}, {"seconds", seconds}}},
+        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c)}, {"delta", c.delta},
+                      {"canceller_rate", c.sampleRate}, {"high_pass_hz", c.highPassHz},
+                      {"suppression_db", c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0},
                       {"comfort_noise", c.suppressor.enabled && c.suppressor.comfortNoise},
                       {"distortion_model", c.distortionFilter}, {"backend_requested", aec::toString(o.aec.backend)},
                       {"backend", stats.mode}, {"latency_samples", engine.latencySamples()}}},
-        {"timings", {{"wall_seconds", jsonNumber(wall)}, {"real_time_factor", jsonNumber(wall / seconds)}}},
+        {"timings", {{"wall_seconds", wall}, {"real_time_factor", wall / seconds}}},
         {"health", {{"reinitialisations", h.reinitialisations}, {"paused_samples", h.pausedSamples}}},
-        {"erle", {{"steady_state_db", erle.steadyStateDb ? jsonNumber(*erle.steadyStateDb) : nlohmann::ordered_json(nullptr)},
-                  {"warmup_seconds", 1.0}, {"frame_seconds", jsonNumber(erle.frameSeconds)},
+        {"erle", {{"steady_state_db", erle.steadyStateDb ? nlohmann::ordered_json(*erle.steadyStateDb) : nlohmann::ordered_json(nullptr)},
+                  {"warmup_seconds", 1.0}, {"frame_seconds", erle.frameSeconds},
                   {"active_frames", erle.activeFrames}, {"per_frame_db", perFrame}}},
     };
     const std::string tmp = path + ".part";

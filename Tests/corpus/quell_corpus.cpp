@@ -117,11 +117,9 @@ std::string num(double v, int precision = 4)
     return s;
 }
 
-// A figure rounded to `digits` decimals (JSON has no NaN: null).
+// A figure rounded to `digits` decimals (not finite: written as null).
 nlohmann::ordered_json rounded(double v, int digits = 4)
 {
-    if (!std::isfinite(v))
-        return nullptr;
     const double scale = std::pow(10.0, digits);
     return std::round(v * scale) / scale;
 }

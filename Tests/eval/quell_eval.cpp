@@ -8,9 +8,9 @@
 //
 // The canceller options are quell-render's (--taps, --lambda, --backend, --filter, --suppression,
 // --no-comfort-noise, --distortion-model; Standalone/CancellerOptions.h), with this program's defaults:
-// 1024 taps (`--taps auto`: the automatic length), the CPU, one RLS thread. --downmix: Quell gets a stereo far end mixed to mono, as
-// the peers do (default: both channels, N taps each, one multichannel RLS). --no-restart, --no-drift:
-// without the covariance restart on a path change, without clock drift compensation (ablations).
+// 1024 taps (`--taps auto`: the automatic length), the CPU, one RLS thread. --downmix: Quell gets a
+// stereo far end mixed to mono, as the peers do (default: both channels, N taps each, one multichannel
+// RLS). --no-restart, --no-drift: without the covariance restart on a path change, without clock drift compensation (ablations).
 //
 // --backend gpu runs Quell's RLS on the GPU (a stereo far end as two channels there too, unless
 // --downmix). --only / --exclude: scenarios whose name contains / does not contain the text.
@@ -30,19 +30,15 @@
 #include <iostream>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 
-#include "aec/Backend.h"
-#include "aec/EchoCancellerSettings.h"
-#include "aec/FilterKind.h"
+#include <nlohmann/json.hpp>
+
 #include "eval/AssertedTargets.h"
 #include "eval/ComparisonTable.h"
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
 #include "eval/EvalCanceller.h"
-#include <nlohmann/json.hpp>
-
 #include "io/CommandLine.h"
 #include "CancellerOptions.h"
 
@@ -50,10 +46,10 @@ using namespace quell::eval;
 
 namespace {
 
-// A figure for the JSON report: a finite number, or null.
+// A figure for the JSON report: null when absent (and, as nlohmann writes them, when not finite).
 nlohmann::ordered_json figure(const std::optional<double>& v)
 {
-    return v && std::isfinite(*v) ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
 // The lag (0 to 50 ms) of the largest correlation between a canceller's output and its microphone, on
