@@ -28,7 +28,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
 {
     if (sampleRate <= 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
-        || !(settings.fallbackDb >= 0.0))
+        || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
+        || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -83,14 +84,17 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
     linear.minVariation = 0.0;
     linear.presentFraction = 0.1;   // its predictor sums the tail: a steady sound is ~8 dB over its frame
     linearGain_.prepare(bands, framesPerSecond, linear);
+    ResidualGainSettings farGains = settings.gains;
+    farGains.minCorrelation = settings.farEndMinCorrelation;
     for (FarModel& m : far_)
-        m.gain.prepare(bands, framesPerSecond, settings.gains);
+        m.gain.prepare(bands, framesPerSecond, farGains);
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
     reachFallDb_ = 2.0 / framesPerSecond;
     noise_.prepare(bins_, framesPerSecond);
     // Energy falls by 60 dB over tailSeconds.
     rho_ = static_cast<float>(std::pow(10.0, -6.0 / framesPerSecond / settings.tailSeconds));
+    excess_.prepare(N, bandOf_, bands, rho_, framesPerSecond);
     fallbackRatio_ = static_cast<float>(std::pow(10.0, settings.fallbackDb / 10.0));
     setMaxAttenuationDb(settings.maxAttenuationDb);
     comfortNoiseOn_ = settings.comfortNoise;
@@ -105,6 +109,7 @@ void ResidualEchoSuppressor::reset()
     linearGain_.reset();
     for (FarModel& m : far_)
         m.gain.reset();
+    excess_.reset();
     std::fill(bandRecent_.begin(), bandRecent_.end(), 0.0);
     noise_.reset();
     filled_ = 0;
@@ -124,15 +129,19 @@ double ResidualEchoSuppressor::farEndGainDb() const { return meanDb(far_[0].gain
 void ResidualEchoSuppressor::updateFarPredictors(double farTotal, double farTotalNow)
 {
     // 0: each band's far end; 1: the whole far end (distortion and rattle land in other bands than the
-    // sound that drives them). (The squares of both over their mean, for a loudspeaker's distortion that
-    // grows faster than its drive, were tried as two more models: +6 dB of ERLE on the corpus's tanh
-    // loudspeaker at 18 dB SDR, but 8 dB less in its linear rooms, where at every loud syllable they took
-    // a converged filter's noise for echo.)
+    // sound that drives them); 2, 3: what an overdriven loudspeaker adds, which grows faster than its
+    // drive. (The squares of 0 and 1 over their mean were tried for that first: +6 dB of ERLE on the
+    // corpus's tanh loudspeaker at 18 dB SDR, but 8 dB less in its linear rooms, where at every loud
+    // syllable they took a converged filter's noise for echo; a clipper's excess is zero below its knee.)
     for (std::size_t b = 0; b < bandOut_.size(); ++b) {
         far_[0].predictor[b] = bandFar_[b];
         far_[0].present[b] = bandFarNow_[b];
         far_[1].predictor[b] = farTotal;
         far_[1].present[b] = farTotalNow;
+        for (std::size_t j = 0; j < LoudspeakerExcessSpectrum::kClippers; ++j) {
+            far_[2 + j].predictor[b] = excess_.held(j)[b];
+            far_[2 + j].present[b] = excess_.present(j)[b];
+        }
     }
 }
 
@@ -168,6 +177,7 @@ void ResidualEchoSuppressor::processFrame()
     fft_->transform(spectrumE_, false);
     fft_->transform(spectrumD_, false);
     fft_->transform(spectrumX_, false);
+    excess_.update(farIn_, window_, H);
 
     // Output safety: a linear output louder than the microphone is worse than no linear filter at all.
     double sumE = 0.0, sumD = 0.0;
@@ -252,10 +262,16 @@ void ResidualEchoSuppressor::processFrame()
         smoothedE_[k] = 0.5f * smoothedE_[k] + 0.5f * powerE_[k];
         bandSmoothed_[bandOf_[k]] += smoothedE_[k];
     }
+    // A filter that reaches confidentFilterDb models the echo: the far-end models then need more evidence
+    // (up to the linear model's correlation at strongFilterDb) and the loudspeaker's excesses are off.
+    const double confidence = std::clamp((reachDb_ - settings_.confidentFilterDb) / (settings_.strongFilterDb - settings_.confidentFilterDb), 0.0, 1.0);
+    const double bandCorrelation = settings_.farEndMinCorrelation + confidence * (settings_.gains.minCorrelation - settings_.farEndMinCorrelation);
+    const std::size_t models = reachDb_ < settings_.confidentFilterDb ? far_.size() : 2;
     for (std::size_t b = 0; b < bandFarResidual_.size(); ++b) {
         double far = 0.0;
-        for (const FarModel& m : far_)
-            far = std::max(far, m.gain.gain(b) * m.predictor[b]);
+        for (std::size_t i = 0; i < models; ++i)
+            if (const FarModel& m = far_[i]; m.gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation && m.gain.correlation(b) >= bandCorrelation)
+                far = std::max(far, m.gain.gain(b) * m.predictor[b]);
         far *= farMargin_;
         bandFarResidual_[b] = bandSmoothed_[b] > 0.0 ? std::max(0.0, far - bandFloor_[b]) / bandSmoothed_[b] : 0.0;
     }

@@ -11,12 +11,13 @@ void ResidualGainTracker::prepare(std::size_t bands, double framesPerSecond, con
 {
     if (bands == 0 || !(framesPerSecond > 0.0) || !(settings.quantile > 0.0 && settings.quantile < 1.0)
         || !(settings.fallDbPerSecond > 0.0) || !(settings.slowRiseDbPerSecond >= 0.0) || !(settings.nearEndDb > 0.0)
-        || !(settings.minVariation >= 0.0) || !(settings.variationSeconds > 0.0))
+        || !(settings.minVariation >= 0.0) || !(settings.variationSeconds > 0.0) || !(settings.envelopeSeconds >= 0.0))
         throw std::invalid_argument("ResidualGainTracker: bad settings");
     settings_ = settings;
     bands_.assign(bands, Band{});
     gain_.assign(bands, 0.0);
     used_.assign(bands, 0);
+    correlation_.assign(bands, 0.0);
     auto perFrame = [&](double dbPerSecond) { return std::pow(10.0, dbPerSecond / 10.0 / framesPerSecond); };
     // Up by quantile / (1 - quantile) times the step down: at equilibrium a `quantile` of the frames lie
     // beneath.
@@ -27,6 +28,7 @@ void ResidualGainTracker::prepare(std::size_t bands, double framesPerSecond, con
     maxGain_ = std::pow(10.0, settings.maxGainDb / 10.0);
     initial_ = std::pow(10.0, settings.initialDb / 10.0);
     averaging_ = std::min(1.0, 1.0 / (settings.variationSeconds * framesPerSecond));
+    envelopeSmoothing_ = std::min(1.0, 1.0 / std::max(1.0, settings.envelopeSeconds * framesPerSecond));
     longRun_ = std::max(1, static_cast<int>(std::lround(0.032 * framesPerSecond)));
     reset();
 }
@@ -36,6 +38,8 @@ void ResidualGainTracker::reset()
     std::fill(bands_.begin(), bands_.end(), Band{});
     std::fill(gain_.begin(), gain_.end(), initial_);
     std::fill(used_.begin(), used_.end(), 0);
+    std::fill(correlation_.begin(), correlation_.end(), 0.0);
+    meanCorrelation_ = 0.0;
     frames_ = 0;
 }
 
@@ -66,8 +70,14 @@ void ResidualGainTracker::update(std::span<const double> output, std::span<const
         s.variance += a * (dp * dp - s.variance);
         s.varianceOut += a * (dout * dout - s.varianceOut);
         s.covariance += a * (dp * dout - s.covariance);
-        const bool varies = s.variance >= settings_.minVariation * s.meanPredictor * s.meanPredictor;
-        const bool follows = s.covariance >= settings_.minCorrelation * std::sqrt(s.variance * s.varianceOut) && s.covariance > 0.0;
+        s.envelope += envelopeSmoothing_ * (p - s.envelope);
+        s.meanEnvelope += a * (s.envelope - s.meanEnvelope);
+        const double de = s.envelope - s.meanEnvelope;
+        s.varianceEnvelope += a * (de * de - s.varianceEnvelope);
+        const bool varies = s.varianceEnvelope >= settings_.minVariation * s.meanEnvelope * s.meanEnvelope;
+        const double spread = std::sqrt(s.variance * s.varianceOut);
+        correlation_[b] = spread > 0.0 ? s.covariance / spread : 0.0;
+        const bool follows = s.covariance >= settings_.minCorrelation * spread && s.covariance > 0.0;
         used_[b] = varies && follows;
         // Learn where this band of the predictor carries power now (a quarter of its mean and more, and
         // `presentFraction` of the predictor: not in its decay): elsewhere the ratio is noise over nothing,
@@ -91,6 +101,10 @@ void ResidualGainTracker::update(std::span<const double> output, std::span<const
         }
         g = std::clamp(g, 1e-12, maxGain_);
     }
+    double sum = 0.0;
+    for (const double c : correlation_)
+        sum += c;
+    meanCorrelation_ = sum / static_cast<double>(correlation_.size());
 }
 
 } // namespace quell::aec

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ResidualGainTracker: the gain settles at the chosen quantile of the residual-to-predictor ratio, falls
 // fast after a filter converges, is not raised by a near end far above it, and is not used for a
-// predictor that does not vary or an output that does not follow it.
+// predictor that does not vary (its envelope, not its frames' fluctuation) or an output that does not
+// follow it.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -56,6 +57,7 @@ TEST_CASE("The residual gain settles at its quantile and falls fast after conver
     feed(t, f);
     CHECK(t.trackedDb(0) == Approx(-6.2).margin(1.5));
     CHECK(t.gain(0) > 0.0);
+    CHECK(t.meanCorrelation() > 0.5);   // the suppressor's far-end models need 0.15
     // The filter converges: the residual drops 30 dB. Within a second the gain follows (it learns on the
     // frames where the predictor is loud, a third of them here).
     feed(t, frames(250, -40.0, 3.0, 2));
@@ -101,4 +103,34 @@ TEST_CASE("A stationary predictor or an output that does not follow it gives no 
         f[i].output = other[i].output;
     feed(u, f);
     CHECK(u.gain(0) == 0.0);
+    CHECK(std::abs(u.meanCorrelation()) < 0.15);
+}
+
+TEST_CASE("A band of stationary noise whose frames fluctuate does not pass for a varying predictor", "[aec][suppressor]")
+{
+    // A band of two bins of stationary noise: its frames' power is a chi-square of 4 degrees of freedom
+    // (variance half its squared mean, over the 0.3 threshold), its envelope over 32 ms hardly moves. The
+    // output is a near end of its own plus a little of the predictor (a line's noise in the room), so it
+    // follows it somewhat.
+    aec::ResidualGainSettings s;
+    s.minCorrelation = 0.1;
+    aec::ResidualGainTracker t;
+    t.prepare(1, 250.0, s);
+    std::mt19937 rng(8);
+    std::exponential_distribution<double> chi(1.0);
+    std::normal_distribution<double> g(0.0, 1.0);
+    double level = 0.0;
+    for (int i = 0; i < 2500; ++i) {
+        level = 0.95 * level + 0.31 * 10.0 * g(rng);
+        const double p = 1e-6 * 0.5 * (chi(rng) + chi(rng)), o = 1e-9 * std::pow(10.0, level / 10.0) + 0.3 * p;
+        const double out[1] = {o}, pred[1] = {p}, now[1] = {p};
+        t.update(out, pred, now);
+    }
+    CHECK(t.gain(0) == 0.0);
+    // The same output over a speech-like predictor is used.
+    aec::ResidualGainTracker u;
+    u.prepare(1, 250.0, s);
+    auto f = frames(2500, -10.0, 3.0, 9);
+    feed(u, f);
+    CHECK(u.gain(0) > 0.0);
 }
