@@ -79,8 +79,9 @@ struct SuppressorSettings {
     // loudspeaker's distortion follows its predictors only loosely (the wrong knee, a wandering drive),
     // and at 0.3 half the bands of the corpus's tanh loudspeaker went unused. Measured with the gate below
     // (physical corpus, CPU RLS 1024, against 0.3 and no excess models): tanh at 18 dB SDR steady ERLE
-    // 19.4 -> 25.5 dB (WebRTC 0.3: 25.0), mild tanh 22.4 -> 25.7, a device's chain at RT60 0.4 s 28.3 ->
-    // 33.1; near-end SNR in double talk unchanged or up to 1.1 dB better; linear rooms within 0.5 dB.
+    // 19.4 -> 25.5 dB (WebRTC 0.3: 25.0), mild tanh 22.4 -> 23.2, a device's chain at RT60 0.4 s 28.3 ->
+    // 33.1 (GPU RLS 4096: 20.2 -> 27.0, 26.3 -> 27.4, at RT60 0.2 s 31.3 -> 34.6); near-end SNR in double
+    // talk unchanged or up to 1.1 dB better; linear rooms within 0.5 dB.
     double farEndMinCorrelation = 0.1;
     // ... and a far-end model is used at all only where its bands' correlations average at least this.
     // Over 2 s a band's correlation with an unrelated output wanders by about 0.1, so at 0.1 a few bands
