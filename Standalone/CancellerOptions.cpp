@@ -15,17 +15,9 @@ bool parseCancellerOption(const std::string& a, io::Arguments& args, aec::EchoCa
         const std::string v = args.value();
         s.lambda = v == "auto" ? 0.0 : io::parseDouble("--lambda", v, 0.9, 1.0);
     } else if (a == "--backend") {
-        const std::string v = args.value();
-        const auto b = aec::parseBackend(v);
-        if (!b)
-            throw io::UsageError("--backend: expected cpu, gpu or auto, got '" + v + "'");
-        s.backend = *b;
+        s.backend = aec::parseBackend(a, args.value());
     } else if (a == "--filter") {
-        const std::string v = args.value();
-        const auto f = aec::parseFilterKind(v);
-        if (!f)
-            throw io::UsageError("--filter: expected rls, kalman or auto, got '" + v + "'");
-        s.filter = *f;
+        s.filter = aec::parseFilterKind(a, args.value());
     } else if (a == "--suppression") {
         const double db = io::parseDouble("--suppression", args.value(), 0.0, 60.0);
         s.suppressor.enabled = db > 0.0;

@@ -59,7 +59,7 @@ const char* lookup(const spa_dict* args, const char* key)
     return args ? spa_dict_lookup(args, key) : nullptr;
 }
 
-// The aec.args Quell takes; throws io::UsageError naming the argument that is wrong.
+// The aec.args Quell takes; throws io::UsageError or std::invalid_argument naming the argument that is wrong.
 void readArgs(QuellAec& q, const spa_dict* args)
 {
     if (const char* v = lookup(args, "quell.taps"))
@@ -71,18 +71,10 @@ void readArgs(QuellAec& q, const spa_dict* args)
     }
     if (const char* v = lookup(args, "quell.block"))
         q.blockSamples = io::parseInt("quell.block", v, 16, 8192);
-    if (const char* v = lookup(args, "quell.backend")) {
-        const auto b = aec::parseBackend(v);
-        if (!b)
-            throw io::UsageError(std::string("quell.backend: expected cpu, gpu or auto, got '") + v + "'");
-        q.settings.backend = *b;
-    }
-    if (const char* v = lookup(args, "quell.filter")) {
-        const auto f = aec::parseFilterKind(v);
-        if (!f)
-            throw io::UsageError(std::string("quell.filter: expected rls, kalman or auto, got '") + v + "'");
-        q.settings.filter = *f;
-    }
+    if (const char* v = lookup(args, "quell.backend"))
+        q.settings.backend = aec::parseBackend("quell.backend", v);
+    if (const char* v = lookup(args, "quell.filter"))
+        q.settings.filter = aec::parseFilterKind("quell.filter", v);
     if (const char* v = lookup(args, "quell.offline"))
         q.offline = std::strcmp(v, "true") == 0 || std::strcmp(v, "1") == 0;
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "aec/FilterKind.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace quell::aec {
 
-std::optional<FilterKind> parseFilterKind(std::string_view text)
+FilterKind parseFilterKind(std::string_view option, std::string_view text)
 {
     if (text == "auto") return FilterKind::Auto;
     if (text == "rls") return FilterKind::Rls;
     if (text == "kalman") return FilterKind::Kalman;
-    return std::nullopt;
+    throw std::invalid_argument(std::string(option) + ": expected rls, kalman or auto, got '" + std::string(text) + "'");
 }
 
 const char* toString(FilterKind kind)

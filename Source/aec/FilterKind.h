@@ -6,14 +6,15 @@
 //    sample: the CPU's filter for long tails in real time.
 //  - Auto: RLS on the GPU; on the CPU RLS where it fits the real-time budget, the Kalman filter otherwise
 //    (see EchoCanceller::prepare, which says what it chose).
-#include <optional>
 #include <string_view>
 
 namespace quell::aec {
 
 enum class FilterKind { Auto, Rls, Kalman };
 
-std::optional<FilterKind> parseFilterKind(std::string_view text);
+// The filter named by `text` ("rls", "kalman" or "auto"); otherwise std::invalid_argument naming `option`
+// (where the name came from) and the choices.
+FilterKind parseFilterKind(std::string_view option, std::string_view text);
 const char* toString(FilterKind kind);
 
 } // namespace quell::aec
