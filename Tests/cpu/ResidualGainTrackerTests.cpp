@@ -43,6 +43,24 @@ void feed(aec::ResidualGainTracker& t, const std::vector<Frame>& fs)
     }
 }
 
+// `count` frames of a stationary predictor (line noise) and an output holding a near end of its own, its
+// power wandering as frames()'s does: predictor(chi, rng) draws the predictor's power, output(level, p)
+// makes the output's from the near end's level in dB and the predictor's power.
+template <class Predictor, class Output>
+void feedLineNoise(aec::ResidualGainTracker& t, int count, std::uint32_t seed, Predictor predictor, Output output)
+{
+    std::mt19937 rng(seed);
+    std::exponential_distribution<double> chi(1.0);
+    std::normal_distribution<double> g(0.0, 1.0);
+    double level = 0.0;
+    for (int i = 0; i < count; ++i) {
+        level = 0.95 * level + 0.31 * 10.0 * g(rng);
+        const double p = predictor(chi, rng), o = output(level, p);
+        const double out[1] = {o}, pred[1] = {p}, now[1] = {p};
+        t.update(out, pred, now);
+    }
+}
+
 } // namespace
 
 TEST_CASE("The residual gain settles at its quantile and falls fast after convergence", "[aec][suppressor]")
@@ -83,16 +101,9 @@ TEST_CASE("A stationary predictor or an output that does not follow it gives no 
     aec::ResidualGainTracker t;
     t.prepare(1, 250.0, {});
     // Line noise: the predictor's power hardly varies; the output is a near end of its own.
-    std::mt19937 rng(5);
-    std::exponential_distribution<double> chi(1.0);
-    std::normal_distribution<double> g(0.0, 1.0);
-    double level = 0.0;
-    for (int i = 0; i < 2500; ++i) {
-        level = 0.95 * level + 0.31 * 10.0 * g(rng);
-        const double p = 1e-6 * (1.0 + 0.1 * (chi(rng) - 1.0)), o = 1e-3 * std::pow(10.0, level / 10.0);
-        const double out[1] = {o}, pred[1] = {p}, now[1] = {p};
-        t.update(out, pred, now);
-    }
+    feedLineNoise(
+        t, 2500, 5, [](auto& chi, auto& rng) { return 1e-6 * (1.0 + 0.1 * (chi(rng) - 1.0)); },
+        [](double level, double) { return 1e-3 * std::pow(10.0, level / 10.0); });
     CHECK(t.gain(0) == 0.0);
     // A speech-like predictor, but an output independent of it.
     aec::ResidualGainTracker u;
@@ -116,16 +127,9 @@ TEST_CASE("A band of stationary noise whose frames fluctuate does not pass for a
     s.minCorrelation = 0.1;
     aec::ResidualGainTracker t;
     t.prepare(1, 250.0, s);
-    std::mt19937 rng(8);
-    std::exponential_distribution<double> chi(1.0);
-    std::normal_distribution<double> g(0.0, 1.0);
-    double level = 0.0;
-    for (int i = 0; i < 2500; ++i) {
-        level = 0.95 * level + 0.31 * 10.0 * g(rng);
-        const double p = 1e-6 * 0.5 * (chi(rng) + chi(rng)), o = 1e-9 * std::pow(10.0, level / 10.0) + 0.3 * p;
-        const double out[1] = {o}, pred[1] = {p}, now[1] = {p};
-        t.update(out, pred, now);
-    }
+    feedLineNoise(
+        t, 2500, 8, [](auto& chi, auto& rng) { return 1e-6 * 0.5 * (chi(rng) + chi(rng)); },
+        [](double level, double p) { return 1e-9 * std::pow(10.0, level / 10.0) + 0.3 * p; });
     CHECK(t.gain(0) == 0.0);
     // The same output over a speech-like predictor is used.
     aec::ResidualGainTracker u;
