@@ -231,8 +231,9 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
             for (int c = 0; c < channels; ++c)
                 std::fill_n(wet[c], len, 0.0f);
         }
-        for (int c = 0; c < channels; ++c)
-            dryDelay_.process(c, mic[c], dry_[static_cast<std::size_t>(c)].data(), len);
+        float* dry[2] = {dry_[0].data(), dry_[1].data()};
+        dryDelay_.process(mic, dry, static_cast<std::size_t>(channels), static_cast<std::size_t>(len),
+                          static_cast<std::size_t>(dryDelay_.maxDelay()));
 
         // Mix: a short linear fade between the cancelled output and the delayed input on bypass changes.
         float mix = bypassMix_;

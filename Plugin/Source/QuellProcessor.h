@@ -24,8 +24,8 @@
 
 #include <juce_audio_processors/juce_audio_processors.h>
 
-#include "DelayLine.h"
 #include "QuellParameters.h"
+#include "dsp/DelayLine.h"
 #include "engine/RealtimeEngine.h"
 
 namespace quell::plugin {
@@ -94,7 +94,7 @@ private:
     juce::AudioProcessorValueTreeState state_;
     ParameterReader reader_;
     engine::RealtimeEngine engine_;
-    DelayLine dryDelay_;
+    dsp::DelayLine dryDelay_;   // the input by the reported latency: the bypass path
     mutable std::mutex controlMutex_;
 
     std::atomic<bool> engineReady_{false};

@@ -14,11 +14,11 @@ void FarEndAligner::prepare(const AlignerSpec& spec)
         d.sampleRate = spec.sampleRate;
         d.maxDelaySeconds = spec.maxDelaySeconds;
         estimator_.prepare(d);
-        length_ = static_cast<std::size_t>(std::ceil(spec.maxDelaySeconds * spec.sampleRate)) + 1;
-        ring_.assign(length_ * static_cast<std::size_t>(spec.channels), 0.0f);
+        line_.prepare(spec.channels, static_cast<int>(std::ceil(spec.maxDelaySeconds * spec.sampleRate)));
+        active_ = true;
     } else {
-        length_ = 0;
-        ring_.clear();
+        line_.prepare(0, 0);
+        active_ = false;
     }
     shift_.prepare({});
     drift_.prepare(spec.drift, spec.sampleRate);
@@ -31,8 +31,7 @@ void FarEndAligner::reset()
         estimator_.reset();
     shift_.reset();
     drift_.reset();
-    std::fill(ring_.begin(), ring_.end(), 0.0f);
-    write_ = 0;
+    line_.reset();
     appliedDelay_ = 0;
     driftOffset_ = 0.0;
     sinceDriftMeasure_ = 0;
@@ -58,7 +57,7 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
         // comparison is with where it has taken it.
         const int margin = static_cast<int>(std::lround(spec_.marginSeconds * spec_.sampleRate));
         const int estimate = estimator_.delaySamples();
-        const int target = std::clamp(estimate - margin, 0, static_cast<int>(length_) - 1);
+        const int target = std::clamp(estimate - margin, 0, line_.maxDelay());
         const long current = std::lround(appliedDelay_ + driftOffset_);
         const long into = estimate - current;
         const long tapsPerChannel = path.tapsPerChannel();
@@ -70,24 +69,23 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
             moved = true;
         }
     }
-    const std::size_t len = length_;
+    const std::size_t len = line_.length();
     const double rate = drift_.rate();
     const double lowest = FractionalDelayReader::kHalfLength, highest = static_cast<double>(len) - lowest - 1.0;
     // Fractional reads only where the reader has room on both sides of the delay.
     const bool fractional = (rate != 0.0 || driftOffset_ != 0.0) && appliedDelay_ >= lowest && appliedDelay_ <= highest;
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t c = 0; c < channels; ++c)
-            ring_[c * len + write_] = planar[c * stride + i];
+            line_.write(c, planar[c * stride + i]);
         if (fractional) {
             driftOffset_ = std::clamp(driftOffset_ + rate, lowest - appliedDelay_, highest - appliedDelay_);
             for (std::size_t c = 0; c < channels; ++c)
-                planar[c * stride + i] = fractional_.read(&ring_[c * len], len, write_, appliedDelay_ + driftOffset_);
+                planar[c * stride + i] = fractional_.read(line_.ring(c), len, line_.newest(), appliedDelay_ + driftOffset_);
         } else {
-            const std::size_t read = (write_ + len - static_cast<std::size_t>(appliedDelay_)) % len;
             for (std::size_t c = 0; c < channels; ++c)
-                planar[c * stride + i] = ring_[c * len + read];
+                planar[c * stride + i] = line_.read(c, static_cast<std::size_t>(appliedDelay_));
         }
-        write_ = write_ + 1 == len ? 0 : write_ + 1;
+        line_.advance();
     }
     return moved;
 }

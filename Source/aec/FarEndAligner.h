@@ -14,12 +14,12 @@
 // allocation after prepare).
 #include <cstddef>
 #include <span>
-#include <vector>
 
 #include "aec/AlignmentShift.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FarEndDelayEstimator.h"
 #include "aec/FractionalDelayReader.h"
+#include "dsp/DelayLine.h"
 
 namespace quell::aec {
 
@@ -46,7 +46,7 @@ public:
 
     void prepare(const AlignerSpec& spec);
     void reset();
-    bool active() const { return !ring_.empty(); }
+    bool active() const { return active_; }
 
     // Feeds the delay estimator (mic and the far end's channel sum, before alignment) and replaces the
     // first n samples of each far-end channel in `planar` (channel c at planar + c * stride) by the far
@@ -70,8 +70,8 @@ private:
     ClockDriftTracker drift_;
     FractionalDelayReader fractional_;
     AlignmentShift shift_;
-    std::vector<float> ring_;     // channel c at [c * length_, (c + 1) * length_): maxDelay + 1 samples
-    std::size_t length_ = 0, write_ = 0;
+    dsp::DelayLine line_;         // the far end's last maxDelay + 1 samples per channel
+    bool active_ = false;
     int appliedDelay_ = 0;
     double driftOffset_ = 0.0;    // added to appliedDelay_ by the drift compensation
     int sinceDriftMeasure_ = 0;

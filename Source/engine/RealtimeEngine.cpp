@@ -58,9 +58,7 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     degraded_ = false;
 
     interleaved_.assign(block * stride_, 0.0f);
-    dryLength_ = static_cast<std::size_t>(latency_) + 1;
-    dryLine_.assign(channels, std::vector<float>(dryLength_, 0.0f));
-    dryPos_ = 0;
+    dryLine_.prepare(static_cast<int>(channels), latency_);
 
     workIn_.assign(block * stride_, 0.0f);
     workOut_.assign(block * channels, 0.0f);
@@ -154,9 +152,8 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
         //    (holes skipped); anything older than what is due was already played as the fallback.
         for (std::size_t i = 0; i < len; ++i) {
             const std::int64_t due = produced_ - delay;
-            const std::size_t readPos = (dryPos_ + 1) % dryLength_; // the sample written `latency` ago
             for (std::size_t c = 0; c < channels; ++c)
-                dryLine_[c][dryPos_] = mic[c][done + i];
+                dryLine_.write(c, mic[c][done + i]);
             bool have = false;
             if (due < 0) {
                 for (std::size_t c = 0; c < channels; ++c) frame[c] = 0.0f; // before the first input
@@ -178,12 +175,12 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
                 }
             }
             for (std::size_t c = 0; c < channels; ++c)
-                out[c][done + i] = have ? frame[c] : dryLine_[c][readPos];
+                out[c][done + i] = have ? frame[c] : dryLine_.read(c, static_cast<std::size_t>(latency_));
             if (!have) {
                 late = true;
                 lateSamples_.fetch_add(1, std::memory_order_relaxed);
             }
-            dryPos_ = readPos;
+            dryLine_.advance();
             ++produced_;
         }
         done += len;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "engine/EchoPipeline.h"
+#include "dsp/DelayLine.h"
 #include "engine/SpscRing.h"
 #include "engine/BlockTimeline.h"
 #include "engine/TimingHistogram.h"
@@ -138,8 +139,7 @@ private:
 
     // Audio-thread state.
     std::vector<float> interleaved_;
-    std::vector<std::vector<float>> dryLine_;
-    std::size_t dryPos_ = 0, dryLength_ = 0;
+    dsp::DelayLine dryLine_;    // the microphone, `latency_` frames back: what a late block plays
     struct Hole {
         std::int64_t start, length;   // input frames that never reached the worker
     };
