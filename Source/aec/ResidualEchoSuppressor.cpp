@@ -91,6 +91,7 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
     reachFallDb_ = 2.0 / framesPerSecond;
+    reachLostFallDb_ = settings.reachLostFallDbPerSecond / framesPerSecond;
     noise_.prepare(bins_, framesPerSecond);
     // Energy falls by 60 dB over tailSeconds.
     rho_ = static_cast<float>(std::pow(10.0, -6.0 / framesPerSecond / settings.tailSeconds));
@@ -231,7 +232,9 @@ void ResidualEchoSuppressor::processFrame()
     meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
     if (farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_) {
         recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
-        reachDb_ = std::max(recentReductionDb_, reachDb_ - reachFallDb_);
+        const bool lost = recentReductionDb_ < reachDb_ - settings_.reachLostDb
+                          && far_[0].gain.meanCorrelation() >= settings_.reachLostCorrelation;
+        reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));
     }
     const double weakness = std::clamp((settings_.strongFilterDb - reachDb_) / (settings_.strongFilterDb - settings_.weakFilterDb), 0.0, 1.0);
     farMargin_ = std::pow(10.0, (settings_.farEndMarginDb + weakness * settings_.weakFilterMarginDb) / 10.0);

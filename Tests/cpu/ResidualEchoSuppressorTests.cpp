@@ -161,6 +161,50 @@ TEST_CASE("The residual echo suppressor removes a residual that follows the echo
     CHECK(maxErr < 1e-6);
 }
 
+TEST_CASE("The suppressor's held linear reach falls fast after an echo-path change, not in double talk", "[aec][suppressor]")
+{
+    // A far end whose level moves like syllables (white noise under |sin| at 2 Hz), a one-tap echo of it,
+    // and a linear filter that removed 30 dB of it for 4 s. Then 1.5 s of either an echo-path change (the
+    // filter removes nothing: the output is the echo, following the far end) or double talk (the filter
+    // still removes 30 dB; a near end as loud as the echo, moving at its own pace, fills the output).
+    const int rate = 16000;
+    const std::size_t before = 4 * static_cast<std::size_t>(rate), after = 5 * static_cast<std::size_t>(rate) / 2;
+    const std::size_t n = before + after;
+    const auto carrier = test::whiteNoise(n, 31, 0.1);
+    const auto talker = test::whiteNoise(n, 32, 0.1);
+    const auto noise = test::whiteNoise(n, 33, 0.0001);
+    const double pi = 3.14159265358979;
+    std::vector<float> far(n), micAlone(n), micBoth(n), changed(n), doubleTalk(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = static_cast<double>(i) / rate;
+        const double echo = carrier[i] * (0.1 + std::fabs(std::sin(2.0 * pi * t)));
+        const double near = i < before ? 0.0 : talker[i] * (0.1 + std::fabs(std::sin(2.0 * pi * 1.37 * t + 1.0)));
+        far[i] = static_cast<float>(echo);
+        micAlone[i] = static_cast<float>(echo + noise[i]);
+        micBoth[i] = static_cast<float>(echo + near + noise[i]);
+        changed[i] = static_cast<float>((i < before ? 0.03 * echo : echo) + noise[i]);
+        doubleTalk[i] = static_cast<float>(0.03 * echo + near + noise[i]);
+    }
+    aec::SuppressorSettings settings;
+    settings.comfortNoise = false;
+    auto reachAfter = [&](const std::vector<float>& mic, const std::vector<float>& err, std::size_t samples) {
+        aec::ResidualEchoSuppressor s;
+        s.prepare(settings, rate);
+        std::vector<float> out(samples);
+        s.process(std::span(mic).first(samples), std::span(err).first(samples), std::span(far).first(samples), out);
+        return s.linearReachDb();
+    };
+    const double converged = reachAfter(micAlone, changed, before);
+    const double afterChange = reachAfter(micAlone, changed, n), inDoubleTalk = reachAfter(micBoth, doubleTalk, n);
+    INFO("reach: converged " << converged << " dB, after the change " << afterChange << " dB, in double talk "
+                             << inDoubleTalk << " dB");
+    CHECK(converged > 25.0);
+    // Held, the reach falls by 2 dB/s: 5 dB in 2.5 s. After the change it falls at 20 dB/s once the
+    // output's correlation with the far end, over 2 s, has passed 0.4 (here after about 1 s).
+    CHECK(inDoubleTalk > converged - 6.0);
+    CHECK(afterChange < converged - 20.0);
+}
+
 TEST_CASE("Comfort noise fills what the suppressor takes away with noise at the floor's level", "[aec][suppressor]")
 {
     const int rate = 16000;
