@@ -56,7 +56,9 @@ void printUsage(std::FILE* f)
                  "  --quiet           no progress bar and no summary\n"
                  "  --version         print the version and exit\n"
                  "OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
-                 "the microphone's rate, channels, sample format (where the container takes it) and length.\n");
+                 "the microphone's rate, channels, sample format (where the container takes it) and length.\n"
+                 "'-' as MIC or REF reads that file from standard input; '-' as OUT writes WAV to standard output\n"
+                 "(the summary then goes to standard error).\n");
 }
 
 Options parse(int argc, char** argv)
@@ -90,12 +92,18 @@ Options parse(int argc, char** argv)
     }
     if (o.mic.empty() || o.ref.empty() || o.out.empty())
         throw io::UsageError("--mic, --ref and --out are required (see --help)");
+    if (o.mic == "-" && o.ref == "-")
+        throw io::UsageError("--mic and --ref cannot both be '-': standard input carries one file");
+    if (o.metrics == "-")
+        throw io::UsageError("--metrics needs a file name ('-' is for audio only)");
     return o;
 }
 
 // OUT may not exist yet: compare normalised paths as well as file identity.
 bool samePath(const std::string& a, const std::string& b)
 {
+    if (a == "-" || b == "-")
+        return false;   // standard input and output are no files
     std::error_code ec1, ec2;
     const auto ca = std::filesystem::weakly_canonical(a, ec1);
     const auto cb = std::filesystem::weakly_canonical(b, ec2);
@@ -150,7 +158,8 @@ int run(const Options& o)
         throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
 
     // Everything that can fail before the work is checked before it: where the results go, and in what.
-    io::requireWritableFolder(o.out);
+    if (o.out != "-")
+        io::requireWritableFolder(o.out);
     if (!o.metrics.empty())
         io::requireWritableFolder(o.metrics);
     const io::AudioData mic = io::readAudio(o.mic);
@@ -266,28 +275,41 @@ int run(const Options& o)
     }
     const aec::ErleReport erle = meter.report();
 
-    io::writeAudioAtomically(o.out, outFormat, out);
+    // All or nothing: no OUT without its metrics, no metrics without OUT. Standard output cannot be taken
+    // back once written, so there the metrics go first.
     const double seconds = static_cast<double>(frames) / rate;
-    if (!o.metrics.empty()) {
+    const bool toStandardOutput = o.out == "-";
+    if (toStandardOutput && !o.metrics.empty())
+        writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
+    try {
+        io::writeAudioAtomically(o.out, outFormat, out);
+    } catch (...) {
+        if (toStandardOutput && !o.metrics.empty())
+            std::filesystem::remove(o.metrics);
+        throw;
+    }
+    if (!toStandardOutput && !o.metrics.empty()) {
         try {
             writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
         } catch (...) {
-            std::filesystem::remove(o.out);   // all or nothing: no OUT without its metrics
+            std::filesystem::remove(o.out);
             throw;
         }
     }
 
     if (!o.quiet) {
-        std::printf("wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", o.out.c_str(), seconds, rate, mic.format.channels,
-                    mic.format.channels > 1 ? "s" : "", outFormat.subtypeName.c_str());
+        // With the audio on standard output, the summary goes to standard error.
+        std::FILE* report = toStandardOutput ? stderr : stdout;
+        std::fprintf(report, "wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", toStandardOutput ? "standard output (WAV)" : o.out.c_str(),
+                     seconds, rate, mic.format.channels, mic.format.channels > 1 ? "s" : "", outFormat.subtypeName.c_str());
         const aec::EchoCancellerSettings a = engine.cancellerSettings();
-        std::printf("echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, aec::effectiveLambda(a),
-                    a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");
-        std::printf("processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
+        std::fprintf(report, "echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, aec::effectiveLambda(a),
+                     a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");
+        std::fprintf(report, "processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
         if (erle.steadyStateDb)
-            std::printf("ERLE (steady state, far end active, after the first 1.0 s): %.1f dB\n", *erle.steadyStateDb);
+            std::fprintf(report, "ERLE (steady state, far end active, after the first 1.0 s): %.1f dB\n", *erle.steadyStateDb);
         else
-            std::printf("ERLE: not measured (the far end is never active after the first 1.0 s)\n");
+            std::fprintf(report, "ERLE: not measured (the far end is never active after the first 1.0 s)\n");
     }
     return 0;
 }

@@ -27,19 +27,21 @@ struct AudioData {
     std::size_t frames() const { return channels.empty() ? 0 : channels[0].size(); }
 };
 
-// Reads a whole file. Throws FileError: missing or unreadable file, not an audio file, empty file,
-// NaN or Inf samples (with the frame and channel of the first one).
+// Reads a whole file; "-" reads standard input to its end (any container libsndfile reads). Throws
+// FileError: missing or unreadable file, not an audio file, empty file, NaN or Inf samples (with the
+// frame and channel of the first one).
 AudioData readAudio(const std::string& path);
 
 // Writes to a temporary file beside `path` and renames it into place only when every frame was written,
 // so a failure never leaves a half-written file behind. Same container and sample format as `format`.
+// "-" writes to standard output, encoded whole in memory first: nothing goes out unless all of it can.
 void writeAudioAtomically(const std::string& path, const AudioFormat& format,
                           const std::vector<std::vector<float>>& channels);
 
 // The format to write `path` in: the container its extension names (.wav, .flac, .ogg/.oga, .aif/.aiff,
 // .caf, .w64, .au), the input's rate and channels, and the input's sample format where that container
 // takes it (else the container's nearest: FLAC 24-bit for float input, Vorbis for Ogg). Throws FileError
-// for an extension that names no container it writes.
+// for an extension that names no container it writes. "-" (standard output) is WAV.
 AudioFormat outputFormatFor(const std::string& path, const AudioFormat& input);
 
 // Throws FileError unless the folder `path` would be written in exists and is writable: checked before

@@ -260,6 +260,42 @@ TEST_CASE("quell-render writes the container OUT's extension names", "[render][c
     CHECK(slurp(dir / "a.wav") == slurp(dir / "b.wav"));
 }
 
+TEST_CASE("quell-render reads '-' from standard input and writes '-' to standard output", "[render][cli]")
+{
+    TempDir dir;
+    writePair(dir / "mic.flac", dir / "ref.wav", 16000, 8000, SF_FORMAT_FLAC | SF_FORMAT_PCM_16);
+    const std::string common = " --taps 64 --backend cpu";
+    REQUIRE(render(dir, "--mic " + dir / "mic.flac --ref " + dir / "ref.wav --out " + dir / "file.wav" + common).exitCode == 0);
+
+    // Through real pipes (not seekable): the FLAC microphone in, WAV out, the summary on standard error.
+    const std::string cmd = "cat " + dir / "mic.flac" + " | " + QUELL_RENDER_PATH + " --mic - --ref " + dir / "ref.wav"
+                            + " --out - --metrics " + dir / "m.json" + common + " 2>" + dir / "err.txt" + " | cat >" + dir / "piped.wav";
+    const int status = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const std::string piped = slurp(dir / "piped.wav");
+    CHECK(piped.size() > 16000);
+    CHECK(piped == slurp(dir / "file.wav"));   // byte for byte the file render: nothing else on stdout
+    const std::string err = slurp(dir / "err.txt");
+    CHECK_THAT(err, Catch::Contains("wrote standard output (WAV)") && Catch::Contains("ERLE"));
+    CHECK_THAT(slurp(dir / "m.json"), Catch::Contains("\"mic\": \"-\""));
+
+    // One file on standard input at most; an empty or foreign stream is a clear error; nothing written.
+    auto failsWith = [&](const std::string& input, const std::string& args, const std::string& message) {
+        const std::string c = input + " | " + QUELL_RENDER_PATH + " " + args + " >" + dir / "o.txt" + " 2>" + dir / "e.txt";
+        const int st = std::system(c.c_str());
+        INFO(args << "\nstderr: " << slurp(dir / "e.txt"));
+        CHECK(WIFEXITED(st));
+        CHECK(WEXITSTATUS(st) == 2);
+        CHECK_THAT(slurp(dir / "e.txt"), Catch::Contains(message));
+        CHECK(slurp(dir / "o.txt").empty());
+        CHECK(!fs::exists(dir / "x.wav"));
+    };
+    failsWith("cat " + dir / "mic.flac", "--mic - --ref - --out " + dir / "x.wav", "cannot both be '-'");
+    failsWith("true", "--mic - --ref " + dir / "ref.wav --out " + dir / "x.wav", "standard input: empty");
+    failsWith("echo hello", "--mic - --ref " + dir / "ref.wav --out -", "standard input: not a WAV");
+}
+
 TEST_CASE("quell-render output is aligned with its input (latency compensated)", "[render][cli]")
 {
     // With a far end of silence there is nothing to cancel: the output must equal the (high-passed)
