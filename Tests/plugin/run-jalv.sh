@@ -14,16 +14,29 @@ for tool in jackd jalv jack_lsp jack_connect jack_metro lv2ls; do
 done
 
 work=$(mktemp -d)
-server="quell-test-$$"
+# One server name per bundle, not per run: JACK keeps a server registry in shared memory with eight
+# slots, and a slot left by a server that did not exit cleanly is reclaimed only by a server of the same
+# name; names that change every run fill it ("Too many servers already active").
+# JACK names a client's socket by client name and user, not by server, so two JACK runs at once take each
+# other's sockets (jack_lsp's and jack_connect's too): ctest holds every JACK test under RESOURCE_LOCK jack.
+server="quell-test-$(basename "$bundle" .lv2)"
+client=quell
+metroClient=farend
 export JACK_DEFAULT_SERVER=$server
 export JACK_NO_AUDIO_RESERVATION=1
 export LV2_PATH=$(cd "$(dirname "$bundle")" && pwd)
 pids=()
+# Stop the clients first and jackd (pids[0]) last, each given up to 10 s to exit on SIGTERM: a jackd
+# killed before it has unregistered leaves its slot and shared memory behind.
+stopProcess() {
+  kill "$1" 2>/dev/null || return 0
+  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }; sleep 0.1; done
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
 cleanup() {
   exec 3>&-
-  for ((i=${#pids[@]}-1; i>=0; i--)); do kill "${pids[i]}" 2>/dev/null; done
-  sleep 0.5
-  for ((i=${#pids[@]}-1; i>=0; i--)); do kill -9 "${pids[i]}" 2>/dev/null; done
+  for ((i=${#pids[@]}-1; i>=0; i--)); do stopProcess "${pids[i]}"; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,24 +51,49 @@ jack_lsp >/dev/null 2>&1 || fail "jackd (dummy driver) did not start"
 
 # jalv reads commands from stdin: give it a FIFO this script holds open (and never writes to).
 mkfifo "$work/stdin"
-jalv -p -x -n quell "$uri" <"$work/stdin" >"$work/jalv.log" 2>&1 &
+jalv -p -x -n "$client" "$uri" <"$work/stdin" >"$work/jalv.log" 2>&1 &
 jalvPid=$!
 pids+=($jalvPid)
 exec 3>"$work/stdin"
-jack_metro -n farend -b 240 -f 660 >"$work/metro.log" 2>&1 &
+jack_metro -n "$metroClient" -b 240 -f 660 >"$work/metro.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do jack_lsp 2>/dev/null | grep -q '^quell:' && jack_lsp 2>/dev/null | grep -q '^farend:' && break; sleep 0.2; done
-jack_lsp | grep -q '^quell:' || fail "jalv did not register its JACK ports"
+# jalv registers its ports one at a time while it activates the plugin: a list read in between lacks the
+# sidechain (or names another input as the last one), so wait until the client's ports and the metronome's
+# have stayed the same for a second, with at least two audio inputs and one output, for at most 30 s.
+# One line per audio port: "name<TAB>properties<TAB>type" (jack_lsp prints the details on indented lines
+# after each name; grep -A1 with paste pairs them wrongly as soon as grep inserts a "--" separator).
+portTable() {
+  jack_lsp -p -t 2>/dev/null | awk '/^[^\t]/ { if (n != "") print n d; n = $0; d = ""; next } { sub(/^\t+/, ""); d = d "\t" $0 } END { if (n != "") print n d }' |
+    grep -v 'midi\|control\|event\|atom'
+}
+portsNow() { portTable | grep -E "^($client|$metroClient):"; }
+previous=""
+stable=0
+for _ in $(seq 150); do
+  now=$(portsNow)
+  audioIn=$(grep -c "^$client:.*input" <<<"$now")
+  audioOut=$(grep -c "^$client:.*output" <<<"$now")
+  if [ -n "$now" ] && [ "$now" = "$previous" ] && [ "$audioIn" -ge 2 ] && [ "$audioOut" -ge 1 ] && grep -q "^$metroClient:" <<<"$now"; then
+    stable=$((stable + 1))
+    [ $stable -ge 5 ] && break
+  else
+    stable=0
+  fi
+  previous=$now
+  sleep 0.2
+done
+jack_lsp | grep -q "^$client:" || fail "jalv did not register its JACK ports"
+[ $stable -ge 5 ] || echo "note: the plugin's JACK ports did not settle within 30 s"
 
 echo "JACK ports of the plugin:"
-jack_lsp -t | grep -A1 '^quell:' | sed 's/^/  /'
-mapfile -t inputs < <(jack_lsp -p | grep -A1 '^quell:' | paste - - | grep 'input' | grep -v 'midi\|control\|events' | cut -f1)
-mapfile -t outputs < <(jack_lsp -p | grep -A1 '^quell:' | paste - - | grep 'output' | cut -f1)
+portTable | grep "^$client:" | sed 's/^/  /'
+mapfile -t inputs < <(portTable | grep "^$client:" | grep -P '\tproperties: input' | cut -f1)
+mapfile -t outputs < <(portTable | grep "^$client:" | grep -P '\tproperties: output' | cut -f1)
 [ ${#inputs[@]} -ge 2 ] || fail "expected a microphone and a sidechain input, got: ${inputs[*]}"
 # JUCE names the LV2 ports by bus: the last audio input is the sidechain.
 mic=${inputs[0]}
 side=${inputs[${#inputs[@]}-1]}
-metro=$(jack_lsp | grep '^farend:' | head -1)
+metro=$(jack_lsp | grep "^$metroClient:" | head -1)
 jack_connect "$metro" "$mic" || fail "connect microphone"
 jack_connect "$metro" "$side" || fail "connect sidechain"
 for o in "${outputs[@]}"; do
@@ -63,7 +101,7 @@ for o in "${outputs[@]}"; do
 done
 echo "connections:"
 jack_lsp -c | sed 's/^/  /'
-jack_lsp -c "$side" | grep -q farend || fail "sidechain not connected"
+jack_lsp -c "$side" | grep -q "$metroClient" || fail "sidechain not connected"
 
 outPort=$(printf '%s\n' "${outputs[@]}" | grep -v 'midi\|event\|atom' | head -1)
 # jack_rec has been seen to hang after its duration (once in CI, not reproduced): wait for it at most 20 s
