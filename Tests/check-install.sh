@@ -28,6 +28,10 @@ if grep -q "QuellPlugin_VST3" "$build/CMakeCache.txt" 2>/dev/null || [ -d "$buil
   [ -f "$prefix/lib/vst3/Quell.vst3/Contents/x86_64-linux/Quell.so" ] || fail "lib/vst3/Quell.vst3 missing"
   [ -f "$prefix/lib/lv2/Quell.lv2/manifest.ttl" ] || fail "lib/lv2/Quell.lv2 missing"
 fi
+if grep -q "^QUELL_LV2_PORTS:BOOL=ON" "$build/CMakeCache.txt"; then
+  [ -f "$prefix/lib/lv2/quell-ports.lv2/manifest.ttl" ] && [ -x "$prefix/lib/lv2/quell-ports.lv2/quell-ports.so" ] \
+    || fail "lib/lv2/quell-ports.lv2 missing"
+fi
 if grep -q "^QUELL_PIPEWIRE:BOOL=ON" "$build/CMakeCache.txt"; then
   [ -n "$(find "$prefix" -path "*/spa-0.2/aec/libspa-aec-quell.so")" ] || fail "spa-0.2/aec/libspa-aec-quell.so missing"
 fi
