@@ -9,19 +9,24 @@ namespace quell::aec {
 
 void AdaptationGate::prepare(const AdaptationGateSettings& settings)
 {
-    if (!(settings.gainMemorySegments >= 1.0) || !std::isfinite(settings.minShareDb) || !std::isfinite(settings.initialGainDb))
+    if (!(settings.gainMemorySegments >= 1.0) || !std::isfinite(settings.minShareDb) || !std::isfinite(settings.initialGainDb)
+        || !std::isfinite(settings.minAboveFloorDb) || !(settings.floorRiseDbPerSegment >= 0.0))
         throw std::invalid_argument("AdaptationGate: bad settings");
     settings_ = settings;
     minShare_ = std::pow(10.0, settings.minShareDb / 10.0);
     converged_ = std::pow(10.0, settings.convergedDb / 10.0);
     initialGain_ = std::pow(10.0, settings.initialGainDb / 10.0);
     averaging_ = 1.0 / settings.gainMemorySegments;
+    minAboveFloor_ = std::pow(10.0, settings.minAboveFloorDb / 10.0);
+    floorRise_ = std::pow(10.0, settings.floorRiseDbPerSegment / 10.0);
     reset();
 }
 
 void AdaptationGate::reset()
 {
     gain_ = initialGain_;
+    floor_ = -1.0;
+    gainMeasured_ = false;
     paused_ = 0;
 }
 
@@ -36,8 +41,11 @@ bool AdaptationGate::segment(double micEnergy, double farEnergy, double outEnerg
         // outweigh the rest.
         const double measured = std::log(estimateEnergy / farEnergy), current = std::log(gain_);
         gain_ = std::exp(current + averaging_ * (measured - current));
+        gainMeasured_ = true;
     }
-    const bool adapt = gain_ * farEnergy >= minShare_ * micEnergy;
+    floor_ = floor_ < 0.0 ? micEnergy : std::min(floor_ * floorRise_, micEnergy);
+    const double possibleEcho = gain_ * farEnergy;
+    const bool adapt = possibleEcho >= minShare_ * micEnergy && possibleEcho >= (gainMeasured_ ? 1.0 : minAboveFloor_) * floor_;
     if (!adapt)
         ++paused_;
     return adapt;

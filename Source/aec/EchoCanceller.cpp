@@ -42,8 +42,11 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     fg.channels = settings.farEndChannels;
     fg.segmentSamples = std::max(1, settings.sampleRate / 100);
     foreground_.prepare(fg);
-    if (settings.suppressor.enabled)
+    if (settings.suppressor.enabled) {
         suppressor_.prepare(settings.suppressor, settings.sampleRate);
+        suppressorFar_.prepare(1, filter_->taps());
+        suppressorFarScratch_.assign(maxBlock, 0.0f);
+    }
     pathChange_.prepare({});
     gate_.prepare({});
     guard_.prepare({}, settings.sampleRate);
@@ -80,8 +83,10 @@ void EchoCanceller::reset()
         f.reset();
     aligner_.reset();
     foreground_.reset();
-    if (settings_.suppressor.enabled)
+    if (settings_.suppressor.enabled) {
         suppressor_.reset();
+        suppressorFar_.reset();
+    }
     pathChange_.reset();
     gate_.reset();
     guard_.reset();
@@ -148,7 +153,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         // the restarted filter does better.
         if (aligner_.active() && aligner_.align(m, farEndSum(n), refScratch_.data(), maxBlock_, n, *this))
             filter_->restartCovariance();
-        // The far end as the filter sees it, for the suppressor's far-end model.
+        // The far end as the filter sees it; the suppressor's far-end model takes it later by the echo's lag.
         const std::span<const float> farSum = farEndSum(n);
         // One channel is its own interleaved layout; more are interleaved for the filters.
         const float* interleaved = refScratch_.data();
@@ -217,8 +222,19 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             }
         }
         guard_.process(m, o);
-        if (settings_.suppressor.enabled)
-            suppressor_.process(m, o, farSum, o);
+        if (settings_.suppressor.enabled) {
+            const float* in = farSum.data();
+            float* lagged = suppressorFarScratch_.data();
+            const int lag = std::min(aligner_.echoLag(), suppressorFar_.maxDelay());
+            suppressorFar_.process(&in, &lagged, 1, n, static_cast<std::size_t>(lag));
+            // A far end the gate finds unable to make an echo that could be heard is silence to the
+            // suppressor too: its far-end models learnt from a line's noise at -70 dBFS under a talking
+            // near end (their gains fell to nothing in its pauses, their bands' statistics took the near
+            // end's speech), and when the far end began the echo was left for a second or more.
+            if (!adapting_)
+                std::fill(lagged, lagged + n, 0.0f);
+            suppressor_.process(m, o, std::span<const float>(lagged, n), o);
+        }
     }
 }
 

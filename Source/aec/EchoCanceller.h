@@ -29,6 +29,7 @@
 #include "aec/PathChangeDetector.h"
 #include "aec/ResidualEchoSuppressor.h"
 #include "dsp/BiquadCascade.h"
+#include "dsp/DelayLine.h"
 
 namespace quell::aec {
 
@@ -75,6 +76,8 @@ public:
     const FilterPlan& plan() const { return plan_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
     int alignedDelaySamples() const { return aligner_.appliedDelay(); }
+    // The echo's lag within the filter's taps (FarEndAligner::echoLag): what the suppressor's far end waits.
+    int echoLagSamples() const { return aligner_.echoLag(); }
     // Times the adaptive filter's weights were copied to the output filter (two-path mode).
     long foregroundCopies() const { return foreground_.copies(); }
     // Snapshots of the adaptive filter that failed their probation (ForegroundEchoFilter).
@@ -119,6 +122,10 @@ private:
     std::vector<float> downmix_;          // for the delay estimator, with several far-end channels
     ForegroundEchoFilter foreground_;   // prepared in every mode: it also holds a frozen filter
     ResidualEchoSuppressor suppressor_;
+    // The suppressor's far end waits for the echo (FarEndAligner::echoLag): a filter that covers the
+    // bulk delay is not realigned, and the far end's power would otherwise predict the echo early.
+    dsp::DelayLine suppressorFar_;
+    std::vector<float> suppressorFarScratch_;
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
     OutputGuard guard_;
@@ -127,7 +134,7 @@ private:
     std::vector<float> cancelWeights_;  // the adaptive filter's weights, copied when they make the output
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
-    bool adapting_ = true;   // the gate's verdict for the segment under way
+    bool adapting_ = true;   // the gate's verdict for the segment under way (the filter's and the suppressor's)
     std::size_t maxBlock_ = 0;
     std::string description_;
 };

@@ -33,6 +33,7 @@ void FarEndAligner::reset()
     drift_.reset();
     line_.reset();
     appliedDelay_ = 0;
+    echoLag_ = 0;
     driftOffset_ = 0.0;
     sinceDriftMeasure_ = 0;
     driftMic_ = driftOut_ = 0.0;
@@ -68,6 +69,7 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
             drift_.forgetPositions();
             moved = true;
         }
+        echoLag_ = static_cast<int>(std::max<long>(0, estimate - std::lround(appliedDelay_ + driftOffset_) - margin));
     }
     const std::size_t len = line_.length();
     const double rate = drift_.rate();

@@ -58,6 +58,11 @@ public:
     void segment(double micEnergy, double outEnergy, double farEnergy, int samples, Path& path);
 
     int appliedDelay() const { return appliedDelay_; }
+    // Where the echo's direct path starts past the applied delay, less the margin: the latest estimate's
+    // lag of the echo within the filter's taps (0 before there is one, or with no alignment). A filter
+    // that covers a delay is not moved by it, but what predicts the echo from the far end's power (the
+    // suppressor's far-end model) must wait for it.
+    int echoLag() const { return echoLag_; }
     double appliedDelayExact() const { return appliedDelay_ + driftOffset_; }
     double driftPpm() const { return drift_.ppm(); }
     long refusedMoves() const { return shift_.refusals(); }
@@ -73,6 +78,7 @@ private:
     dsp::DelayLine line_;         // the far end's last maxDelay + 1 samples per channel
     bool active_ = false;
     int appliedDelay_ = 0;
+    int echoLag_ = 0;
     double driftOffset_ = 0.0;    // added to appliedDelay_ by the drift compensation
     int sinceDriftMeasure_ = 0;
     double driftMic_ = 0.0, driftOut_ = 0.0;
