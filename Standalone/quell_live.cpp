@@ -28,7 +28,7 @@
 #include "aec/FilterKind.h"
 #include "dsp/PolyphaseResampler.h"
 #include "engine/RealtimeEngine.h"
-#include "engine/SpscRing.h"
+#include "dsp/SpscRing.h"
 #include "io/CommandLine.h"
 #include "io/StreamingWavWriter.h"
 #include "io/WavFile.h"
@@ -210,7 +210,7 @@ struct LiveState {
     engine::RealtimeEngine* engine = nullptr;
     io::StreamingWavWriter* recorder = nullptr;
     const std::vector<float>* farEnd = nullptr;     // file mode: the whole far end at the device rate
-    engine::SpscRing* farEndRing = nullptr;         // device mode: filled by the far-end capture stream
+    dsp::SpscRing* farEndRing = nullptr;         // device mode: filled by the far-end capture stream
     std::size_t farEndPos = 0;
     std::size_t totalFrames = 0;                    // stop after this many frames (0: no limit)
     int outputChannels = 0;
@@ -266,7 +266,7 @@ int audioCallback(const void* input, void* output, unsigned long frameCount, con
 int farEndCaptureCallback(const void* input, void*, unsigned long frameCount, const PaStreamCallbackTimeInfo*,
                           PaStreamCallbackFlags, void* user)
 {
-    auto* ring = static_cast<engine::SpscRing*>(user);
+    auto* ring = static_cast<dsp::SpscRing*>(user);
     if (input != nullptr)
         ring->write(static_cast<const float*>(input), frameCount);
     return paContinue;
@@ -363,7 +363,7 @@ int run(const Options& o)
         throw DeviceError(std::string("cannot open the audio stream: ") + Pa_GetErrorText(e));
     StreamHandle stream(raw);
 
-    engine::SpscRing farRing;
+    dsp::SpscRing farRing;
     StreamHandle farStream;
     if (!o.farEndDevice.empty()) {
         const PaDeviceIndex farDev = findDevice(o.farEndDevice, o.hostApi, true, paNoDevice);

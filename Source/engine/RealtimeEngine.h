@@ -28,7 +28,7 @@
 
 #include "engine/EchoPipeline.h"
 #include "dsp/DelayLine.h"
-#include "engine/SpscRing.h"
+#include "dsp/SpscRing.h"
 #include "engine/BlockTimeline.h"
 #include "engine/TimingHistogram.h"
 
@@ -135,7 +135,7 @@ private:
     int latency_ = 0;
     std::unique_ptr<EchoPipeline> pipeline_;
     std::atomic<EchoPipeline*> pendingPipeline_{nullptr};
-    SpscRing input_, output_;
+    dsp::SpscRing input_, output_;
 
     // Audio-thread state.
     std::vector<float> interleaved_;

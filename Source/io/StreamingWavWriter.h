@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/SpscRing.h"
+#include "dsp/SpscRing.h"
 #include "io/WavFile.h"
 
 namespace quell::io {
@@ -36,7 +36,7 @@ private:
     std::string path_, partPath_;
     int channels_;
     void* file_ = nullptr; // SNDFILE*
-    engine::SpscRing fifo_;
+    dsp::SpscRing fifo_;
     std::thread writer_;
     std::atomic<bool> running_{true};
     std::atomic<std::uint64_t> written_{0}, dropped_{0};

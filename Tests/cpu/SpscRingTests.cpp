@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "engine/SpscRing.h"
+#include "dsp/SpscRing.h"
 
-using quell::engine::SpscRing;
+using quell::dsp::SpscRing;
 
-TEST_CASE("SpscRing: capacity, all-or-nothing writes and order across the wrap", "[engine][ring]")
+TEST_CASE("SpscRing: capacity, all-or-nothing writes and order across the wrap", "[dsp][ring]")
 {
     SpscRing ring;
     ring.prepare(5);
@@ -39,7 +39,7 @@ TEST_CASE("SpscRing: capacity, all-or-nothing writes and order across the wrap",
     CHECK(ring.readAvailable() == 0);
 }
 
-TEST_CASE("SpscRing: a producer and a consumer thread pass 2 million values in order", "[engine][ring]")
+TEST_CASE("SpscRing: a producer and a consumer thread pass 2 million values in order", "[dsp][ring]")
 {
     SpscRing ring;
     ring.prepare(1000);

@@ -2,13 +2,15 @@
 #pragma once
 // Lock-free single-producer / single-consumer ring of floats. The producer and the consumer may be
 // different threads (one each); neither ever waits, locks or allocates. Capacity is fixed at prepare.
+// Beside DelayLine, the other container the layers share: the engine's block FIFOs, quell-live's far-end
+// capture and StreamingWavWriter's hand-off to its writing thread.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <new>
 #include <vector>
 
-namespace quell::engine {
+namespace quell::dsp {
 
 class SpscRing {
 public:
@@ -70,4 +72,4 @@ private:
     alignas(64) std::atomic<std::size_t> tail_{0};
 };
 
-} // namespace quell::engine
+} // namespace quell::dsp
