@@ -47,6 +47,8 @@ public:
     bool segment(double micEnergy, double farEnergy, double outEnergy, double estimateEnergy);
     // The echo path's power gain in use, in dB.
     double echoGainDb() const;
+    // Whether a cancelling filter has measured the echo path's gain (until then it is assumed).
+    bool gainMeasured() const { return gainMeasured_; }
     // Segments the filter was told not to adapt on.
     long pausedSegments() const { return paused_; }
 
