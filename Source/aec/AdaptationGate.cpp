@@ -45,7 +45,7 @@ bool AdaptationGate::segment(double micEnergy, double farEnergy, double outEnerg
     }
     floor_ = floor_ < 0.0 ? micEnergy : std::min(floor_ * floorRise_, micEnergy);
     const double possibleEcho = gain_ * farEnergy;
-    const bool adapt = possibleEcho >= minShare_ * micEnergy && possibleEcho >= (gainMeasured_ ? 1.0 : minAboveFloor_) * floor_;
+    const bool adapt = possibleEcho >= minShare_ * micEnergy && (gainMeasured_ || possibleEcho >= minAboveFloor_ * floor_);
     if (!adapt)
         ++paused_;
     return adapt;

@@ -23,8 +23,9 @@
 // corpus's far end that starts after 6 s of near-end speech over such a line, Kalman filter, steady ERLE
 // 12.7 dB before this rule, 26.1 with it. So the echo the far end could make must also rise above the
 // microphone's noise floor (its segment energy's minimum, rising slowly after it) by `minAboveFloorDb`
-// while the gain is only assumed; once a cancelling filter has measured it, reaching the floor is enough
-// (an echo under the noise teaches nothing, and an echo 10 dB over it must still be learnt).
+// while the gain is only assumed. Not once a cancelling filter has measured it: then the share says what
+// the far end can explain, and the floor rule paused RLS on the far end's quiet syllables at 10 dB ENR
+// (GPU RLS 4096 on the corpus's two rooms: 1 dB less steady ERLE with it).
 //
 // Threading: any one thread; no allocation.
 namespace quell::aec {

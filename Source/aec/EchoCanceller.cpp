@@ -231,8 +231,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             // heard is silence to the suppressor too: its far-end models learnt from a line's noise at
             // -70 dBFS under a talking near end (their gains fell to nothing in its pauses, their bands'
             // statistics took the near end's speech), and when the far end began the echo was left for a
-            // second or more. Not after: at 10 dB ENR the gate pauses on the far end's quiet syllables,
-            // whose tails the far-end models still predict (1 dB of steady ERLE on the GPU at 4096 taps).
+            // second or more. After, the far end is the suppressor's whatever the gate says.
             if (!adapting_ && !gate_.gainMeasured())
                 std::fill(lagged, lagged + n, 0.0f);
             suppressor_.process(m, o, std::span<const float>(lagged, n), o);

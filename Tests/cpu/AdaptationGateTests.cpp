@@ -78,14 +78,15 @@ TEST_CASE("The adaptation gate pauses on a far end whose echo could not rise abo
         g.segment(energyDb(-30), energyDb(-90), energyDb(-30), 0.0);
     CHECK(g.segment(energyDb(-30), energyDb(-50), energyDb(-30), 0.0));    // -40 dBFS over a -55 floor
     CHECK_FALSE(g.segment(energyDb(-30), energyDb(-58), energyDb(-30), 0.0));   // -48: within 10 dB
-    // Once a cancelling filter has measured the gain (-6 dB), an echo at the floor is enough.
+    // Once a cancelling filter has measured the gain (-6 dB), the share alone decides: an echo of -73 dBFS
+    // under the -65 dBFS floor is within 35 dB of the microphone.
     aec::AdaptationGate known;
     known.prepare({});
     for (int i = 0; i < 1000; ++i)
         known.segment(energyDb(-32), energyDb(-26), energyDb(-65), energyDb(-32));
     known.segment(energyDb(-65), 0.0, energyDb(-65), 0.0);
-    CHECK(known.segment(energyDb(-60), energyDb(-57), energyDb(-60), 0.0));   // echo -63 over the -65 floor
-    CHECK_FALSE(known.segment(energyDb(-60), energyDb(-62), energyDb(-60), 0.0));   // echo -68 under it
+    CHECK(known.segment(energyDb(-65), energyDb(-67), energyDb(-65), 0.0));
+    CHECK_FALSE(known.segment(energyDb(-30), energyDb(-67), energyDb(-30), 0.0));   // 43 dB under a near end
 }
 
 TEST_CASE("A far end that starts after near-end speech over a faint line is cancelled at once", "[aec][gate]")
