@@ -15,10 +15,8 @@ void FarEndAligner::prepare(const AlignerSpec& spec)
         d.maxDelaySeconds = spec.maxDelaySeconds;
         estimator_.prepare(d);
         line_.prepare(spec.channels, static_cast<int>(std::ceil(spec.maxDelaySeconds * spec.sampleRate)));
-        active_ = true;
     } else {
         line_.prepare(0, 0);
-        active_ = false;
     }
     shift_.prepare({});
     drift_.prepare(spec.drift, spec.sampleRate);

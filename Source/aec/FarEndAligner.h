@@ -46,7 +46,7 @@ public:
 
     void prepare(const AlignerSpec& spec);
     void reset();
-    bool active() const { return active_; }
+    bool active() const { return line_.channels() > 0; }
 
     // Feeds the delay estimator (mic and the far end's channel sum, before alignment) and replaces the
     // first n samples of each far-end channel in `planar` (channel c at planar + c * stride) by the far
@@ -75,8 +75,7 @@ private:
     ClockDriftTracker drift_;
     FractionalDelayReader fractional_;
     AlignmentShift shift_;
-    dsp::DelayLine line_;         // the far end's last maxDelay + 1 samples per channel
-    bool active_ = false;
+    dsp::DelayLine line_;         // the far end's last maxDelay + 1 samples per channel; none: no alignment
     int appliedDelay_ = 0;
     int echoLag_ = 0;
     double driftOffset_ = 0.0;    // added to appliedDelay_ by the drift compensation
