@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "aec/EchoCancellerSettings.h"
+#include "dsp/Crossfade.h"
 #include "dsp/DelayLine.h"
 #include "engine/RealtimeEngine.h"
 
@@ -55,7 +56,7 @@ struct QuellPorts {
     std::unique_ptr<engine::RealtimeEngine> engine;
     dsp::DelayLine dry;   // the microphone by the engine's latency: the bypass path, aligned with the wet one
     std::vector<float> dryBlock, wetBlock, silence;
-    float bypassMix = 0.0f, bypassStep = 0.0f;   // 1: all dry; moves to its target over 10 ms (no click)
+    dsp::Crossfade bypass;   // 1: all dry; moves to its target over 10 ms (no click)
     aec::CancellerControls applied;
     int tapsWanted = 0;          // the length the port asks for (audio thread)
     int tapsScheduled = 0;       // the length last handed to the worker (audio thread)
@@ -93,7 +94,7 @@ LV2_Handle instantiate(const LV2_Descriptor*, double rate, const char*, const LV
         q->dryBlock.assign(static_cast<std::size_t>(q->block), 0.0f);
         q->wetBlock.assign(static_cast<std::size_t>(q->block), 0.0f);
         q->silence.assign(static_cast<std::size_t>(q->block), 0.0f);
-        q->bypassStep = 1.0f / static_cast<float>(q->block);
+        q->bypass.prepare(q->block, 0.0f);
         return q.release();
     } catch (const std::exception&) {
         return nullptr;   // the host reports that the plugin could not be instantiated
@@ -166,13 +167,8 @@ void run(LV2_Handle instance, uint32_t n)
         q->engine->process(micIn, farIn, wet, static_cast<int>(len));
         float* dryOut[1] = {q->dryBlock.data()};
         q->dry.process(micIn, dryOut, 1, len, static_cast<std::size_t>(q->dry.maxDelay()));
-        for (uint32_t i = 0; i < len; ++i) {
-            if (q->bypassMix != target)
-                q->bypassMix = target > q->bypassMix ? std::min(target, q->bypassMix + q->bypassStep)
-                                                     : std::max(target, q->bypassMix - q->bypassStep);
-            const float w = q->wetBlock[i], d = q->dryBlock[i];
-            out[offset + i] = q->bypassMix == 0.0f ? w : q->bypassMix == 1.0f ? d : w + q->bypassMix * (d - w);
-        }
+        float* mixed[1] = {out + offset};
+        q->bypass.process(wet, dryOut, mixed, 1, len, target);
         offset += len;
     }
     if (q->latency)

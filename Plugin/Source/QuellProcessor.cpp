@@ -123,8 +123,7 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     farEnd_.assign(static_cast<std::size_t>(maxBlock_), 0.0f);
     wet_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
     dry_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
-    bypassMix_ = reader_.bypassed() ? 1.0f : 0.0f;
-    bypassStep_ = static_cast<float>(1.0 / std::max(1.0, bypassFadeSeconds * sampleRate));
+    bypass_.prepare(bypassFadeSeconds * sampleRate, reader_.bypassed() ? 1.0f : 0.0f);
     engine_.enableEchoPathSnapshots(ready);
     engineOffline_.store(offline);
     engineReady_.store(ready);
@@ -236,22 +235,13 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
                           static_cast<std::size_t>(dryDelay_.maxDelay()));
 
         // Mix: a short linear fade between the cancelled output and the delayed input on bypass changes.
-        float mix = bypassMix_;
-        for (int c = 0; c < channels; ++c) {
-            float* out = buffer.getWritePointer(c, offset);
-            const float* w = wet[c];
-            const float* d = dry_[static_cast<std::size_t>(c)].data();
-            mix = bypassMix_;
-            for (int i = 0; i < len; ++i) {
-                if (mix != target)
-                    mix = target > mix ? std::min(target, mix + bypassStep_) : std::max(target, mix - bypassStep_);
-                float v = mix == 0.0f ? w[i] : mix == 1.0f ? d[i] : w[i] + mix * (d[i] - w[i]);
-                if (!(std::abs(v) >= 1e-30f))
-                    v = 0.0f;   // flushes denormals (and would hide a NaN: the engine guarantees none)
-                out[i] = v;
-            }
-        }
-        bypassMix_ = mix;
+        float* out[2] = {channels > 0 ? buffer.getWritePointer(0, offset) : nullptr,
+                         channels > 1 ? buffer.getWritePointer(1, offset) : nullptr};
+        bypass_.process(wet, dry, out, static_cast<std::size_t>(channels), static_cast<std::size_t>(len), target);
+        for (int c = 0; c < channels; ++c)
+            for (int i = 0; i < len; ++i)
+                if (!(std::abs(out[c][i]) >= 1e-30f))
+                    out[c][i] = 0.0f;   // flushes denormals (and would hide a NaN: the engine guarantees none)
         offset += len;
     }
     // Any extra output channels (a host giving more than the bus has) are silent.

@@ -25,6 +25,7 @@
 #include <juce_audio_processors/juce_audio_processors.h>
 
 #include "QuellParameters.h"
+#include "dsp/Crossfade.h"
 #include "dsp/DelayLine.h"
 #include "engine/RealtimeEngine.h"
 
@@ -104,8 +105,7 @@ private:
     double sampleRate_ = 48000.0;
     std::vector<float> farEnd_;
     std::vector<std::vector<float>> wet_, dry_;
-    float bypassMix_ = 0.0f;        // 0: cancelled output, 1: delayed input
-    float bypassStep_ = 1.0f;
+    dsp::Crossfade bypass_;         // 0: cancelled output, 1: delayed input
 
     // Control-thread state (under controlMutex_).
     CancellerChoice applied_{};
