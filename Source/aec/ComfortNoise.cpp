@@ -9,7 +9,8 @@ namespace quell::aec {
 
 void ComfortNoise::prepare(int bins, double framesPerSecond, const ComfortNoiseSettings& settings)
 {
-    if (bins <= 0 || !(framesPerSecond > 0.0) || !(settings.riseDbPerSecond > 0.0) || !(settings.biasCompensation >= 1.0)
+    if (bins <= 0 || !(framesPerSecond > 0.0) || !(settings.riseDbPerSecond > 0.0)
+        || !(settings.riseDbPerSecondWithEcho >= 0.0 && settings.riseDbPerSecondWithEcho <= settings.riseDbPerSecond) || !(settings.biasCompensation >= 1.0)
         || !(settings.smoothing >= 0.0 && settings.smoothing < 1.0))
         throw std::invalid_argument("ComfortNoise: bad settings");
     settings_ = settings;
@@ -17,6 +18,7 @@ void ComfortNoise::prepare(int bins, double framesPerSecond, const ComfortNoiseS
     floor_.assign(static_cast<std::size_t>(bins), 0.0f);
     estimate_.assign(static_cast<std::size_t>(bins), 0.0f);
     rise_ = static_cast<float>(std::pow(10.0, settings.riseDbPerSecond / 10.0 / framesPerSecond));
+    riseWithEcho_ = static_cast<float>(std::pow(10.0, settings.riseDbPerSecondWithEcho / 10.0 / framesPerSecond));
     reset();
 }
 
@@ -29,18 +31,19 @@ void ComfortNoise::reset()
     first_ = true;
 }
 
-void ComfortNoise::track(std::span<const float> power)
+void ComfortNoise::track(std::span<const float> power, bool echoPossible)
 {
     if (power.size() != floor_.size())
         throw std::invalid_argument("ComfortNoise::track: wrong number of bins");
     const float a = static_cast<float>(settings_.smoothing);
     const float bias = static_cast<float>(settings_.biasCompensation);
+    const float rise = echoPossible ? riseWithEcho_ : rise_;
     for (std::size_t k = 0; k < power.size(); ++k) {
         const float p = std::isfinite(power[k]) ? power[k] : 0.0f;
         smoothed_[k] = first_ ? p : a * smoothed_[k] + (1.0f - a) * p;
         // Starts from the first frame rather than from zero, so the floor is not silent for the
         // seconds a rise from zero would take.
-        floor_[k] = first_ || smoothed_[k] < floor_[k] ? smoothed_[k] : floor_[k] * rise_;
+        floor_[k] = first_ || smoothed_[k] < floor_[k] ? smoothed_[k] : floor_[k] * rise;
         estimate_[k] = bias * floor_[k];
     }
     first_ = false;
