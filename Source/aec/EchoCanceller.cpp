@@ -43,7 +43,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     fg.segmentSamples = std::max(1, settings.sampleRate / 100);
     foreground_.prepare(fg);
     if (settings.suppressor.enabled) {
-        suppressor_.prepare(settings.suppressor, settings.sampleRate);
+        suppressor_.prepare(settings.suppressor, settings.sampleRate, filter_->taps());
         suppressorFar_.prepare(1, filter_->taps());
         suppressorFarScratch_.assign(maxBlock, 0.0f);
     }

@@ -24,12 +24,13 @@ double meanDb(const ResidualGainTracker& tracker, std::size_t bands)
 
 } // namespace
 
-void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sampleRate)
+void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sampleRate, int filterSamples)
 {
-    if (sampleRate <= 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
+    if (sampleRate <= 0 || filterSamples < 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
         || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
-        || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb))
+        || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
+        || !std::isfinite(settings.beyondFilterMinReachDb))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -88,6 +89,17 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
     farGains.minCorrelation = settings.farEndMinCorrelation;
     for (FarModel& m : far_)
         m.gain.prepare(bands, framesPerSecond, farGains);
+    {
+        // The tail's predictor is mostly decay (present only a filter length after each far-end frame):
+        // learning needs only a tenth of it present.
+        ResidualGainSettings beyondGains = settings.gains;
+        beyondGains.presentFraction = 0.1;
+        beyond_.gain.prepare(bands, framesPerSecond, beyondGains);
+        beyond_.predictor.assign(bands, 0.0);
+        beyond_.present.assign(bands, 0.0);
+        historyFrames_ = settings.beyondFilterModel && filterSamples > 0 ? static_cast<std::size_t>(filterSamples / hop_) : 0;
+        history_.assign(std::max<std::size_t>(historyFrames_, 1) * bands, 0.0);
+    }
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
     reachFallDb_ = 2.0 / framesPerSecond;
@@ -110,6 +122,10 @@ void ResidualEchoSuppressor::reset()
     linearGain_.reset();
     for (FarModel& m : far_)
         m.gain.reset();
+    beyond_.gain.reset();
+    std::fill(beyond_.predictor.begin(), beyond_.predictor.end(), 0.0);
+    std::fill(history_.begin(), history_.end(), 0.0);
+    historyAt_ = 0;
     excess_.reset();
     std::fill(bandRecent_.begin(), bandRecent_.end(), 0.0);
     noise_.reset();
@@ -143,6 +159,17 @@ void ResidualEchoSuppressor::updateFarPredictors(double farTotal, double farTota
             far_[2 + j].predictor[b] = excess_.held(j)[b];
             far_[2 + j].present[b] = excess_.present(j)[b];
         }
+    }
+    if (historyFrames_ > 0) {
+        const std::size_t bands = bandOut_.size();
+        double* slot = &history_[historyAt_ * bands];
+        for (std::size_t b = 0; b < bands; ++b) {
+            const double leaving = slot[b];   // the far end's band power historyFrames_ frames ago
+            beyond_.present[b] = leaving;
+            beyond_.predictor[b] = leaving + rho_ * beyond_.predictor[b];
+            slot[b] = bandFarNow_[b];
+        }
+        historyAt_ = (historyAt_ + 1) % historyFrames_;
     }
 }
 
@@ -216,21 +243,22 @@ void ResidualEchoSuppressor::processFrame()
         bandEchoNow_[b] += echoNow;
         bandFarNow_[b] += farNow;
     }
-    noise_.track(powerE_);
-    const std::span<const float> floor = noise_.floor();
     double farTotal = 0.0, farTotalNow = 0.0;
     for (std::size_t b = 0; b < bandOut_.size(); ++b) {
         farTotal += bandFar_[b];
         farTotalNow += bandFarNow_[b];
         bandFloor_[b] = 0.0;
     }
+    meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
+    const bool farPlays = farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_;
+    noise_.track(powerE_, farPlays);
+    const std::span<const float> floor = noise_.floor();
     // How far the linear filter reaches: its reduction over a few frames while the far end plays, held at
     // its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
     // peak up). A filter that cannot model the echo (a device's distortion) stays within a few dB: the
     // far-end models then take a wider margin; one that converges reaches 20 dB within a fraction of a
     // second of far-end speech.
-    meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
-    if (farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_) {
+    if (farPlays) {
         recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
         const bool lost = recentReductionDb_ < reachDb_ - settings_.reachLostDb
                           && far_[0].gain.meanCorrelation() >= settings_.reachLostCorrelation;
@@ -252,6 +280,8 @@ void ResidualEchoSuppressor::processFrame()
     linearGain_.update(bandOut_, bandEcho_, bandEchoNow_);
     for (FarModel& m : far_)
         m.gain.update(bandOut_, m.predictor, m.present);
+    if (historyFrames_ > 0)
+        beyond_.gain.update(bandOut_, beyond_.predictor, beyond_.present);
 
     const float over = static_cast<float>(settings_.overSubtraction);
     const float masking = static_cast<float>(settings_.masking);
@@ -270,12 +300,19 @@ void ResidualEchoSuppressor::processFrame()
     const double confidence = std::clamp((reachDb_ - settings_.confidentFilterDb) / (settings_.strongFilterDb - settings_.confidentFilterDb), 0.0, 1.0);
     const double bandCorrelation = settings_.farEndMinCorrelation + confidence * (settings_.gains.minCorrelation - settings_.farEndMinCorrelation);
     const std::size_t models = reachDb_ < settings_.confidentFilterDb ? far_.size() : 2;
+    const bool beyondUsable = historyFrames_ > 0 && reachDb_ >= settings_.beyondFilterMinReachDb
+                              && beyond_.gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation;
+    // The tail follows the linear filter's room, not a device's wandering: the margin without the weak
+    // filter's share.
+    const double tailMargin = std::pow(10.0, settings_.farEndMarginDb / 10.0);
     for (std::size_t b = 0; b < bandFarResidual_.size(); ++b) {
         double far = 0.0;
         for (std::size_t i = 0; i < models; ++i)
             if (const FarModel& m = far_[i]; m.gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation && m.gain.correlation(b) >= bandCorrelation)
                 far = std::max(far, m.gain.gain(b) * m.predictor[b]);
         far *= farMargin_;
+        if (beyondUsable && beyond_.gain.correlation(b) >= bandCorrelation)
+            far = std::max(far, tailMargin * beyond_.gain.gain(b) * beyond_.predictor[b]);
         bandFarResidual_[b] = bandSmoothed_[b] > 0.0 ? std::max(0.0, far - bandFloor_[b]) / bandSmoothed_[b] : 0.0;
     }
     for (std::size_t k = 0; k < K; ++k) {

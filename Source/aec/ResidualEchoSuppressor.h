@@ -107,12 +107,28 @@ struct SuppressorSettings {
     double reachLostDb = 10.0;
     double reachLostCorrelation = 0.4;
     double reachLostFallDbPerSecond = 20.0;
+    // The room's echo beyond the linear filter's taps (a 64 ms filter in a room of RT60 0.3 to 0.5 s
+    // leaves a tail 15 to 25 dB below the echo, which neither the linear model, whose estimate ends where
+    // the taps end, nor the far-end models, whose predictor is the far end now, follow): a model whose
+    // predictor is the far end's band power from a filter length ago, decaying at the room's rate. Used
+    // only where the linear filter's reach is at least beyondFilterMinReachDb (a filter that models the
+    // echo; where it does not, the far-end models' wide margin takes the echo anyway, and with no echo at
+    // all a line's noise must not pass for a tail) and, like the far-end models, in bands whose
+    // correlation is at least the far-end models' and whose mean is at least farEndMinMeanCorrelation.
+    // Measured (physical corpus, CPU RLS 1024, steady ERLE with suppression): RT60 0.3 s 12.7 -> 20.5 dB,
+    // 0.4 s 16.7 -> 24.0, 0.5 s 11.7 -> 23.0, 0.2 s 24.5 -> 25.5; near-end SNR in double talk within
+    // 0.7 dB.
+    bool beyondFilterModel = true;
+    double beyondFilterMinReachDb = 10.0;
 };
 
 class ResidualEchoSuppressor {
 public:
     // Throws std::invalid_argument on bad settings.
-    void prepare(const SuppressorSettings& settings, int sampleRate);
+    // filterSamples: the linear filter's length per far-end channel, where the echo it cannot model by its
+    // length begins (settings.beyondFilterModel); 0 = no such model. The far end's alignment lag is not
+    // subtracted: it is found within the first taps, and a tail taken a few ms late is still the tail.
+    void prepare(const SuppressorSettings& settings, int sampleRate, int filterSamples = 0);
     void reset();
     // mic = d (as the linear filter saw it), error = e (the linear filter's output), farEnd = the far end
     // as aligned for the linear filter (the channels' sum for several); out = the suppressed output,
@@ -162,6 +178,11 @@ private:
     };
     // 0: each band's far end; 1: the whole far end; 2, 3: the loudspeaker's excesses (excess_).
     std::array<FarModel, 2 + LoudspeakerExcessSpectrum::kClippers> far_;
+    // The room's tail beyond the linear filter's taps: the far end's band power from filterSamples ago,
+    // decaying at the room's rate (history_: a ring of the bands' powers, frames x bands).
+    FarModel beyond_;
+    std::vector<double> history_;
+    std::size_t historyFrames_ = 0, historyAt_ = 0;
     LoudspeakerExcessSpectrum excess_;
     double recent_ = 0.25, farMargin_ = 2.0;
     double reachDb_ = 0.0, recentReductionDb_ = 0.0, reachFallDb_ = 0.04, reachLostFallDb_ = 0.4, meanFarNow_ = 0.0;

@@ -4,6 +4,7 @@
 // that follows the echo estimate, and with comfort noise keeps the noise floor instead of gating it.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -203,6 +204,91 @@ TEST_CASE("The suppressor's held linear reach falls fast after an echo-path chan
     // output's correlation with the far end, over 2 s, has passed 0.4 (here after about 1 s).
     CHECK(inDoubleTalk > converged - 6.0);
     CHECK(afterChange < converged - 20.0);
+}
+
+TEST_CASE("The suppressor takes the room's tail beyond the linear filter's taps, and keeps a near end", "[aec][suppressor]")
+{
+    // A room of RT60 0.4 s (a direct path and a diffuse tail 20 dB below it beyond 64 ms) and a linear
+    // filter of 1024 taps (64 ms) that models the first 1024 taps exactly: its output is the tail beyond
+    // them. The far end moves like syllables; 2.5 s of a near end as loud as the echo close the scene.
+    const int rate = 16000, filterTaps = 1024;
+    const std::size_t roomTaps = 6400, single = 6 * static_cast<std::size_t>(rate), n = single + 5 * static_cast<std::size_t>(rate) / 2;
+    std::vector<double> room = test::whiteNoise(roomTaps, 41, 0.014);
+    room[0] = 1.0;
+    for (std::size_t t = 1; t < roomTaps; ++t)
+        room[t] *= std::pow(10.0, -3.0 * static_cast<double>(t) / (0.4 * rate));
+    std::vector<double> beyondTaps(roomTaps, 0.0);
+    std::copy(room.begin() + filterTaps, room.end(), beyondTaps.begin() + filterTaps);
+    const auto carrier = test::whiteNoise(n, 42, 0.1);
+    const auto talker = test::whiteNoise(n, 43, 0.1);
+    const auto noise = test::whiteNoise(n, 44, 0.0001);
+    const double pi = 3.14159265358979;
+    std::vector<double> farD(n), nearD(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = static_cast<double>(i) / rate;
+        // Syllables with pauses: the tail shows in the pauses.
+        farD[i] = carrier[i] * std::max(0.0, std::sin(2.0 * pi * 2.0 * t));
+        nearD[i] = i < single ? 0.0 : talker[i] * (0.1 + std::fabs(std::sin(2.0 * pi * 1.37 * t + 1.0)));
+    }
+    const auto echo = test::convolve(farD, room), tail = test::convolve(farD, beyondTaps);
+    std::vector<float> far(n), mic(n), err(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        far[i] = static_cast<float>(farD[i]);
+        mic[i] = static_cast<float>(echo[i] + nearD[i] + noise[i]);
+        err[i] = static_cast<float>(tail[i] + nearD[i] + noise[i]);
+    }
+    aec::SuppressorSettings settings;
+    settings.comfortNoise = false;
+    auto run = [&](int filterSamples) {
+        aec::ResidualEchoSuppressor s;
+        s.prepare(settings, rate, filterSamples);
+        std::vector<float> out(n);
+        s.process(mic, err, far, out);
+        // Output powers over the last 2 s of far-end single talk and over double talk (after 0.5 s).
+        const std::size_t L = static_cast<std::size_t>(s.latencySamples());
+        double pSingle = 0.0, pDouble = 0.0, pNear = 0.0;
+        for (std::size_t i = single - 2 * rate; i < single; ++i)
+            pSingle += static_cast<double>(out[i + L]) * out[i + L];
+        for (std::size_t i = single + rate / 2; i + L < n; ++i) {
+            pDouble += static_cast<double>(out[i + L]) * out[i + L];
+            pNear += nearD[i] * nearD[i];
+        }
+        return std::array<double, 3>{pSingle, pDouble, pNear};
+    };
+    double errSingle = 0.0;
+    for (std::size_t i = single - 2 * rate; i < single; ++i)
+        errSingle += static_cast<double>(err[i]) * err[i];
+    const auto without = run(0), with = run(filterTaps);
+    INFO("far-end single talk: error " << 10 * std::log10(errSingle) << " dB, out without the tail model "
+                                       << 10 * std::log10(without[0]) << " dB, with " << 10 * std::log10(with[0])
+                                       << " dB; double talk: near end " << 10 * std::log10(with[2]) << " dB, out without "
+                                       << 10 * std::log10(without[1]) << " dB, with " << 10 * std::log10(with[1]) << " dB");
+    // The tail, which the far-end models do not follow, is taken: at least 6 dB more than without.
+    CHECK(10.0 * std::log10(without[0] / with[0]) > 6.0);
+    // The near end passes: within 1 dB of its own power in double talk (the tail is 20 dB below it).
+    CHECK(with[1] > std::pow(10.0, -0.1) * with[2]);
+
+    // A headset: the near end alone, no echo, and a far end of line noise at -60 dBFS. The talker starts
+    // a filter length after the line, where the tail model's history steps from silence to the line's
+    // noise: its output follows that step. No linear reach, no tail: the output is the microphone, delayed.
+    const auto line = test::whiteNoise(n, 45, 0.001);
+    std::vector<float> headset(n), lineFar(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = static_cast<double>(i) / rate;
+        const double talking = i < static_cast<std::size_t>(filterTaps) ? 0.0 : std::max(0.0, std::sin(2.0 * pi * 1.37 * t));
+        headset[i] = static_cast<float>(talker[i] * talking + noise[i]);
+        lineFar[i] = static_cast<float>(line[i]);
+    }
+    aec::ResidualEchoSuppressor s;
+    s.prepare(settings, rate, filterTaps);
+    std::vector<float> out(n);
+    s.process(headset, headset, lineFar, out);
+    const std::size_t L = static_cast<std::size_t>(s.latencySamples());
+    double worst = 0.0;
+    for (std::size_t i = 0; i + L < n; ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(out[i + L] - headset[i])));
+    INFO("headset: largest change " << worst);
+    CHECK(worst < 1e-5);
 }
 
 TEST_CASE("Comfort noise fills what the suppressor takes away with noise at the floor's level", "[aec][suppressor]")
