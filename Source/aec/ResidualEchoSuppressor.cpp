@@ -251,7 +251,9 @@ void ResidualEchoSuppressor::processFrame()
     }
     meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
     const bool farPlays = farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_;
-    noise_.track(powerE_, farPlays);
+    // A residual echo as long as the far end's speech is what a filter that does not yet model the echo
+    // leaves; a confident one's output is the noise, whose floor must follow as before.
+    noise_.track(powerE_, farPlays && reachDb_ < settings_.confidentFilterDb);
     const std::span<const float> floor = noise_.floor();
     // How far the linear filter reaches: its reduction over a few frames while the far end plays, held at
     // its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
