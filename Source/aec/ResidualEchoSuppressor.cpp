@@ -102,6 +102,9 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
     }
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
+    // The tail follows the linear filter's room, not a device's wandering: the far-end margin without
+    // the weak filter's share.
+    tailMargin_ = farMargin_;
     reachFallDb_ = 2.0 / framesPerSecond;
     reachLostFallDb_ = settings.reachLostFallDbPerSecond / framesPerSecond;
     noise_.prepare(bins_, framesPerSecond);
@@ -304,9 +307,6 @@ void ResidualEchoSuppressor::processFrame()
     const std::size_t models = reachDb_ < settings_.confidentFilterDb ? far_.size() : 2;
     const bool beyondUsable = historyFrames_ > 0 && reachDb_ >= settings_.beyondFilterMinReachDb
                               && beyond_.gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation;
-    // The tail follows the linear filter's room, not a device's wandering: the margin without the weak
-    // filter's share.
-    const double tailMargin = std::pow(10.0, settings_.farEndMarginDb / 10.0);
     for (std::size_t b = 0; b < bandFarResidual_.size(); ++b) {
         double far = 0.0;
         for (std::size_t i = 0; i < models; ++i)
@@ -314,7 +314,7 @@ void ResidualEchoSuppressor::processFrame()
                 far = std::max(far, m.gain.gain(b) * m.predictor[b]);
         far *= farMargin_;
         if (beyondUsable && beyond_.gain.correlation(b) >= bandCorrelation)
-            far = std::max(far, tailMargin * beyond_.gain.gain(b) * beyond_.predictor[b]);
+            far = std::max(far, tailMargin_ * beyond_.gain.gain(b) * beyond_.predictor[b]);
         bandFarResidual_[b] = bandSmoothed_[b] > 0.0 ? std::max(0.0, far - bandFloor_[b]) / bandSmoothed_[b] : 0.0;
     }
     for (std::size_t k = 0; k < K; ++k) {
