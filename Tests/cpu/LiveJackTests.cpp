@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -99,11 +100,14 @@ struct Dir {
 
 } // namespace
 
-TEST_CASE("quell-live runs 10 s on JACK's dummy driver with no late block and a complete recording", "[live][jack]")
+TEST_CASE("quell-live runs 10 s on JACK's dummy driver, its blocks processed in a fraction of the period, and records completely", "[live][jack]")
 {
     // 1024-sample periods (21 ms): the test machines are small virtual machines whose scheduling
     // stalls reach several milliseconds, which a 5 ms period cannot absorb; the engine's own timing at
-    // 128 and 256 samples is measured on real hardware by quell-bench engine.
+    // 128 and 256 samples is measured on real hardware by quell-bench engine. Even at 21 ms such a
+    // machine now and then stalls a whole period (CI saw 2 late blocks of 469 once, in dozens of green
+    // runs, with processing at 2-3 ms a block): what the engine answers for is its processing time,
+    // asserted at the 99th percentile, and late blocks that stay rare (at most 1%).
     Dir dir;
     DummyJackServer jack(dir.path, 48000, 1024);
     REQUIRE(jack.ready()); // jackd2 is installed by .ci/setup
@@ -115,7 +119,13 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver with no late block and a 
     const std::string out = slurp(log);
     INFO(out);
     REQUIRE(code == 0);
-    CHECK_THAT(out, Catch::Contains("late blocks 0 of"));
+    std::smatch m;
+    REQUIRE(std::regex_search(out, m, std::regex("late blocks ([0-9]+) of ([0-9]+)")));
+    const long late = std::stol(m[1].str()), blocks = std::stol(m[2].str());
+    CHECK(blocks >= 460); // 10 s of 1024-sample callbacks at 48 kHz: 468.75
+    CHECK(late * 100 <= blocks);
+    REQUIRE(std::regex_search(out, m, std::regex("p99 ([0-9]+) us")));
+    CHECK(std::stol(m[1].str()) < 1024 * 1000000L / 48000 / 4); // a quarter of the 21.3 ms period
     CHECK_THAT(out, !Catch::Contains("ALSA lib"));   // the device scan's noise stays out of the user's way
     const quell::io::AudioData a = quell::io::readAudio(rec);
     CHECK(a.format.sampleRate == 48000);
