@@ -15,6 +15,10 @@ namespace {
 // real time (a real room's tail lasts 0.3 to 0.5 s: 64 ms leaves 10 to 25 dB of it to the suppressor).
 constexpr double kAutomaticRealtime = 3.0;
 
+// The Kalman filter's prior uncertainty decays across its partitions as a 0.3 s room's echo does (60 dB
+// in 0.3 s; Pbfdkf.h has the measurements).
+constexpr double kKalmanPriorDecayDbPerSecond = 200.0;
+
 // Whether the CPU runs the Kalman filter without timing RLS: asked for, or an automatic length in real
 // time (the Kalman filter's 256 ms: no CPU runs RLS that long).
 bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
@@ -82,6 +86,7 @@ dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
     dsp::PbfdkfSettings k;
     k.taps = rls.tapsPerChannel;
     k.channels = rls.channels;
+    k.uncertaintyDecayDbPerTap = kKalmanPriorDecayDbPerSecond / sampleRate;
     return k;
 }
 
@@ -107,6 +112,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
     const bool tapsAutomatic = settings.taps == 0;
     plan.rls = rlsFor(settings, tapsAutomatic ? automaticTaps(settings, plan.choice) : settings.taps);
     plan.maxBlock = maxBlock;
+    plan.sampleRate = settings.sampleRate;
     plan.cpuThreads = settings.cpuThreads;
     const dsp::RlsSettings& rls = plan.rls;
     try {

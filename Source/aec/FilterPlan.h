@@ -33,6 +33,7 @@ struct FilterPlan {
     dsp::RlsSettings rls{};
     int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
     std::size_t maxBlock = 0;   // the most samples per call
+    int sampleRate = 16000;     // the canceller's (the Kalman filter's prior decays per second)
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
     std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)
 

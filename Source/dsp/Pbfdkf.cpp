@@ -33,6 +33,8 @@ void validate(const PbfdkfSettings& s)
         throw std::invalid_argument("Kalman filter transition factor must lie in (0, 1)");
     if (!(s.uncertaintyScale > 0.0 && std::isfinite(s.uncertaintyScale)))
         throw std::invalid_argument("Kalman filter uncertainty scale must be positive");
+    if (!(s.uncertaintyDecayDbPerTap >= 0.0 && s.uncertaintyDecayDbPerTap <= 1.0))
+        throw std::invalid_argument("Kalman filter uncertainty decay must be between 0 and 1 dB per tap");
 }
 
 void Pbfdkf::prepare(const PbfdkfSettings& settings)
@@ -173,8 +175,16 @@ void Pbfdkf::updateBlock()
             de += double(micBlock_[i]) * micBlock_[i];
         if (xe > 1e-6 * double(B)) {
             const double pathEnergy = de / xe;   // the echo path's energy if the microphone were all echo
-            uncertaintyCap_ = static_cast<float>(settings_.uncertaintyScale * pathEnergy / double(P));
-            std::fill(uncertainty_.begin(), uncertainty_.end(), uncertaintyCap_);
+            const double perPartition = std::pow(10.0, -settings_.uncertaintyDecayDbPerTap * double(B) / 10.0);
+            double profileSum = 0.0;
+            for (std::size_t p = 0; p < P; ++p)
+                profileSum += std::pow(perPartition, double(p));
+            const double first = settings_.uncertaintyScale * pathEnergy / profileSum;
+            uncertaintyCap_ = static_cast<float>(first);
+            for (std::size_t c = 0; c < channels_; ++c)
+                for (std::size_t p = 0; p < P; ++p)
+                    std::fill_n(uncertainty_.begin() + static_cast<std::ptrdiff_t>((c * P + p) * M), M,
+                                static_cast<float>(first * std::pow(perPartition, double(p))));
             uncertaintyPending_ = false;
         } else {
             return;
