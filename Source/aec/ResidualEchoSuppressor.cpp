@@ -30,7 +30,7 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sam
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
         || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
         || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
-        || !std::isfinite(settings.beyondFilterMinReachDb) || !(settings.reachAveraging > 0.0 && settings.reachAveraging <= 1.0))
+        || !std::isfinite(settings.beyondFilterMinReachDb))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -134,7 +134,6 @@ void ResidualEchoSuppressor::reset()
     noise_.reset();
     filled_ = 0;
     reachDb_ = recentReductionDb_ = meanFarNow_ = 0.0;
-    recentAboveD_ = recentAboveE_ = 1e-30;
     meanGain_ = 1.0f;
     fallbackFrames_ = 0;
 }
@@ -222,7 +221,7 @@ void ResidualEchoSuppressor::processFrame()
     double sumFloor = 0.0;
     for (const float f : noise_.floor())
         sumFloor += f;
-    const double aboveD = std::max(sumD - sumFloor, 1e-30), aboveE = std::max(sumE - sumFloor, 1e-30 + 1e-4 * sumD);
+    const double frameReduction = 10.0 * std::log10(std::max(sumD - sumFloor, 1e-30) / std::max(sumE - sumFloor, 1e-30 + 1e-4 * sumD));
     if (sumE > fallbackRatio_ * sumD) {
         std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());
         sumE = sumD;
@@ -259,16 +258,13 @@ void ResidualEchoSuppressor::processFrame()
     // leaves; a confident one's output is the noise, whose floor must follow as before.
     noise_.track(powerE_, farPlays && reachDb_ < settings_.confidentFilterDb);
     const std::span<const float> floor = noise_.floor();
-    // How far the linear filter reaches: its reduction over a few frames (settings_.reachAveraging)
-    // while the far end plays, held at its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
+    // How far the linear filter reaches: its reduction over a few frames while the far end plays, held at
+    // its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
     // peak up). A filter that cannot model the echo (a device's distortion) stays within a few dB: the
     // far-end models then take a wider margin; one that converges reaches 20 dB within a fraction of a
     // second of far-end speech.
     if (farPlays) {
-        const double c = settings_.reachAveraging;
-        recentAboveD_ += c * (aboveD - recentAboveD_);
-        recentAboveE_ += c * (aboveE - recentAboveE_);
-        recentReductionDb_ = 10.0 * std::log10(recentAboveD_ / recentAboveE_);
+        recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
         const bool lost = recentReductionDb_ < reachDb_ - settings_.reachLostDb
                           && far_[0].gain.meanCorrelation() >= settings_.reachLostCorrelation;
         reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));

@@ -107,19 +107,6 @@ struct SuppressorSettings {
     double reachLostDb = 10.0;
     double reachLostCorrelation = 0.4;
     double reachLostFallDbPerSecond = 20.0;
-    // The reduction whose peak is held: the microphone's and the output's energies above the noise
-    // floor, each averaged with this weight per 4 ms frame (about 16 ms), then their ratio. Held from a
-    // 2-frame average of each frame's ratio in dB, the peak was the best frames' scatter, not the filter:
-    // 17 dB of linear reduction read as a reach of 37 dB 3 s into the corpus's RT60 0.3 s room (Kalman
-    // filter), which passed for a confident filter, narrowed the far-end models' margin and left the
-    // residual. Physical corpus, CPU Kalman 4096, steady ERLE: RT60 0.2 / 0.3 / 0.4 / 0.5 s 25.2 / 24.7 /
-    // 26.1 / 26.8 -> 26.3 / 28.3 / 28.8 / 27.0 dB, mean of 36 files 26.1 -> 26.4; near-end SNR after the
-    // fit in double talk, mean of 10 files, 21.9 -> 21.4 (RT60 0.4 s at 0 dB 28.2 -> 25.6). CPU RLS 1024
-    // within 1 dB on a 7-file subset; CI's short corpus: its targets met, stereo 40.0 -> 39.2. A 40 ms
-    // average (0.1) read closer still (the test's 20.7 dB: 25.3 at most, 28.9 here, 32.7 before) and
-    // gained 0.1 dB more ERLE, but its lower reach widened the margin in double talk: CI's RT60 0.3 s
-    // double-talk file 43.9 -> 38.7 dB, under its asserted target.
-    double reachAveraging = 0.25;
     // The room's echo beyond the linear filter's taps (a 64 ms filter in a room of RT60 0.3 to 0.5 s
     // leaves a tail 15 to 25 dB below the echo, which neither the linear model, whose estimate ends where
     // the taps end, nor the far-end models, whose predictor is the far end now, follow): a model whose
@@ -198,7 +185,6 @@ private:
     std::size_t historyFrames_ = 0, historyAt_ = 0;
     LoudspeakerExcessSpectrum excess_;
     double recent_ = 0.25, farMargin_ = 2.0, tailMargin_ = 2.0;
-    double recentAboveD_ = 1e-30, recentAboveE_ = 1e-30;   // the averaged energies above the floor
     double reachDb_ = 0.0, recentReductionDb_ = 0.0, reachFallDb_ = 0.04, reachLostFallDb_ = 0.4, meanFarNow_ = 0.0;
     ComfortNoise noise_;
     int filled_ = 0;
