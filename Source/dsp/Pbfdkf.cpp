@@ -61,6 +61,12 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
     scratch_.assign(bins_, {});
     errorSpectrum_.assign(bins_, {});
     denominator_.assign(bins_, 0.0f);
+    // The prior's shape depends on the settings alone: computed here, not on every restart.
+    const double perPartition = std::pow(10.0, -settings_.uncertaintyDecayDbPerTap * double(block_) / 10.0);
+    priorProfile_.resize(static_cast<std::size_t>(partitions_));
+    priorSum_ = 0.0;
+    for (std::size_t p = 0; p < priorProfile_.size(); ++p)
+        priorSum_ += priorProfile_[p] = std::pow(perPartition, double(p));
     reset();
 }
 
@@ -175,16 +181,12 @@ void Pbfdkf::updateBlock()
             de += double(micBlock_[i]) * micBlock_[i];
         if (xe > 1e-6 * double(B)) {
             const double pathEnergy = de / xe;   // the echo path's energy if the microphone were all echo
-            const double perPartition = std::pow(10.0, -settings_.uncertaintyDecayDbPerTap * double(B) / 10.0);
-            double profileSum = 0.0;
-            for (std::size_t p = 0; p < P; ++p)
-                profileSum += std::pow(perPartition, double(p));
-            const double first = settings_.uncertaintyScale * pathEnergy / profileSum;
+            const double first = settings_.uncertaintyScale * pathEnergy / priorSum_;
             uncertaintyCap_ = static_cast<float>(first);
             for (std::size_t c = 0; c < channels_; ++c)
                 for (std::size_t p = 0; p < P; ++p)
                     std::fill_n(uncertainty_.begin() + static_cast<std::ptrdiff_t>((c * P + p) * M), M,
-                                static_cast<float>(first * std::pow(perPartition, double(p))));
+                                static_cast<float>(first * priorProfile_[p]));
             uncertaintyPending_ = false;
         } else {
             return;

@@ -104,6 +104,8 @@ private:
     std::vector<float> micBlock_;                 // the block's microphone samples (for Phi(0))
     bool uncertaintyPending_ = true;              // Phi waits for the first active far-end block
     float uncertaintyCap_ = 0.0f;                 // Phi(0) of partition 0: no bin is ever less certain
+    std::vector<double> priorProfile_;            // Phi(0) of partition p over partition 0's
+    double priorSum_ = 1.0;                       // their sum
     bool adapting_ = true;
     RlsHealth health_{};
 };

@@ -105,8 +105,8 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver, its blocks processed in 
     // 1024-sample periods (21 ms): the test machines are small virtual machines whose scheduling
     // stalls reach several milliseconds, which a 5 ms period cannot absorb; the engine's own timing at
     // 128 and 256 samples is measured on real hardware by quell-bench engine. Even at 21 ms such a
-    // machine now and then stalls a whole period (CI saw 2 late blocks of 469 once, in dozens of green
-    // runs, with processing at 2-3 ms a block): what the engine answers for is its processing time,
+    // machine now and then seems to stall a whole period (CI on a clean clone of 63b7800 saw 2 late
+    // blocks of 469 with processing at 2-3 ms a block; 5 runs here had none): what the engine answers for is its processing time,
     // asserted at the 99th percentile, and late blocks that stay rare (at most 1%).
     Dir dir;
     DummyJackServer jack(dir.path, 48000, 1024);
