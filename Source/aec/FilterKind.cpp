@@ -1,27 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "aec/FilterKind.h"
 
-#include <stdexcept>
-#include <string>
+#include "io/NamedChoice.h"
 
 namespace quell::aec {
+namespace {
+
+constexpr std::array<io::NamedChoice<FilterKind>, 3> kFilterKinds{
+    {{FilterKind::Rls, "rls"}, {FilterKind::Kalman, "kalman"}, {FilterKind::Auto, "auto"}}};
+
+} // namespace
 
 FilterKind parseFilterKind(std::string_view option, std::string_view text)
 {
-    if (text == "auto") return FilterKind::Auto;
-    if (text == "rls") return FilterKind::Rls;
-    if (text == "kalman") return FilterKind::Kalman;
-    throw std::invalid_argument(std::string(option) + ": expected rls, kalman or auto, got '" + std::string(text) + "'");
+    return io::parseChoice(kFilterKinds, option, text);
 }
 
-const char* toString(FilterKind kind)
-{
-    switch (kind) {
-    case FilterKind::Rls: return "rls";
-    case FilterKind::Kalman: return "kalman";
-    case FilterKind::Auto: break;
-    }
-    return "auto";
-}
+const char* toString(FilterKind kind) { return io::nameOf(kFilterKinds, kind); }
 
 } // namespace quell::aec
