@@ -266,12 +266,28 @@ struct GpuIir::Impl {
     // coefficientSets: NCOEF values per set (already float32-rounded); transitions: one-step matrices.
     // Both forms end alike: Auto runs float32 unless some set loses more than a tenth of the order's
     // tolerance in it (worstFloat32Loss), then the device state is built.
-    void settle(double worstFloat32Loss, std::size_t sets, const std::vector<double>& coefficientSets,
-                const std::vector<std::vector<double>>& steps, int channels, std::size_t maxSamples)
+    // What prepare collects per coefficient set before the device state is built: the coefficients, the
+    // look-ahead step matrix, and the worst float32 loss of any set (only needed for Auto arithmetic).
+    struct CollectedSets {
+        std::size_t count = 0;
+        std::vector<double> coefficients;
+        std::vector<std::vector<double>> steps;
+        double worstFloat32Loss = 0.0;
+    };
+    template <class Float32Loss>
+    void addSet(CollectedSets& sets, const std::vector<double>& c, std::vector<double> step, Float32Loss&& float32Loss) const
     {
         if (arithmetic == IirArithmetic::Auto)
-            arithmetic = worstFloat32Loss > 0.1 * toleranceFor(userOrder) ? IirArithmetic::Float64 : IirArithmetic::Float32;
-        build(sets, coefficientSets, steps, channels, maxSamples);
+            sets.worstFloat32Loss = std::max(sets.worstFloat32Loss, float32Loss());
+        sets.coefficients.insert(sets.coefficients.end(), c.begin(), c.end());
+        sets.steps.push_back(std::move(step));
+        ++sets.count;
+    }
+    void settle(const CollectedSets& sets, int channels, std::size_t maxSamples)
+    {
+        if (arithmetic == IirArithmetic::Auto)
+            arithmetic = sets.worstFloat32Loss > 0.1 * toleranceFor(userOrder) ? IirArithmetic::Float64 : IirArithmetic::Float32;
+        build(sets.count, sets.coefficients, sets.steps, channels, maxSamples);
     }
     void build(std::size_t sets, const std::vector<double>& coefficientSets, const std::vector<std::vector<double>>& steps,
                int channelCount, std::size_t maxSamplesPerCall)
@@ -478,9 +494,7 @@ void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t set
     const int m = im->d;
     im->halo = m;
     im->ncoef = 2 * m + 1;
-    std::vector<double> coeffs;
-    std::vector<std::vector<double>> steps;
-    double worstLoss = 0.0;
+    Impl::CollectedSets collected;
     for (const auto& s : sets) {
         std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
         for (std::size_t k = 0; k < s.b.size(); ++k)
@@ -493,12 +507,9 @@ void GpuIir::prepareDirect(const DirectFormCoefficients* setPtr, std::size_t set
             a[static_cast<std::size_t>(j - 1)] = c[static_cast<std::size_t>(m + j)];
         for (int j = 1; j < m; ++j)
             a[static_cast<std::size_t>(j) * m + (j - 1)] = 1.0;
-        if (arithmetic == IirArithmetic::Auto)
-            worstLoss = std::max(worstLoss, float32LossDirect(c, m));
-        coeffs.insert(coeffs.end(), c.begin(), c.end());
-        steps.push_back(std::move(a));
+        im->addSet(collected, c, std::move(a), [&] { return float32LossDirect(c, m); });
     }
-    im->settle(worstLoss, sets.size(), coeffs, steps, channels, maxSamples);
+    im->settle(collected, channels, maxSamples);
     impl_ = std::move(im);
 }
 
@@ -526,9 +537,7 @@ void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::
     im->halo = 2;
     im->ncoef = 5 * sPad;
     const int d = im->d;
-    std::vector<double> coeffs;
-    std::vector<std::vector<double>> steps;
-    double worstLoss = 0.0;
+    Impl::CollectedSets collected;
     auto r = [](double v) { return static_cast<double>(static_cast<float>(v)); };
     for (const auto& set : sets) {
         std::vector<double> c(static_cast<std::size_t>(im->ncoef), 0.0);
@@ -558,12 +567,9 @@ void GpuIir::prepareCascade(const std::vector<BiquadCoefficients>* setPtr, std::
             for (int row = 0; row < d; ++row)
                 a[static_cast<std::size_t>(row) * d + col] = s[static_cast<std::size_t>(row)];
         }
-        if (arithmetic == IirArithmetic::Auto)
-            worstLoss = std::max(worstLoss, float32LossCascade(c, sPad));
-        coeffs.insert(coeffs.end(), c.begin(), c.end());
-        steps.push_back(std::move(a));
+        im->addSet(collected, c, std::move(a), [&] { return float32LossCascade(c, sPad); });
     }
-    im->settle(worstLoss, sets.size(), coeffs, steps, channels, maxSamples);
+    im->settle(collected, channels, maxSamples);
     impl_ = std::move(im);
 }
 
