@@ -40,6 +40,7 @@ constexpr std::size_t kBlock = 4096;
 struct Options {
     std::string mic, ref, out, metrics;
     aec::EchoCancellerSettings aec{};
+    int cancellerRate = aec::kCancellerRate;
     bool rateFromInput = false;
     bool monoFarEnd = false;
     bool quiet = false;
@@ -75,7 +76,7 @@ Options parse(int argc, char** argv)
         else if (a == "--rate") {
             const std::string v = value();
             if (v == "input") o.rateFromInput = true;
-            else o.aec.sampleRate = io::parseInt("--rate", v, 8000, 192000);
+            else o.cancellerRate = io::parseInt("--rate", v, aec::kMinSampleRate, aec::kMaxSampleRate);
         }
         else if (standalone::parseCancellerOption(a, args, o.aec)) {
         }
@@ -125,8 +126,8 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
     const nlohmann::ordered_json metrics = {
         {"input", {{"mic", o.mic}, {"ref", o.ref}, {"sample_rate", fmt.sampleRate}, {"channels", fmt.channels},
                    {"frames", frames}, {"seconds", seconds}}},
-        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c)}, {"delta", c.delta},
-                      {"canceller_rate", c.sampleRate}, {"high_pass_hz", c.highPassHz},
+        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c, engine.spec().farEndChannels)}, {"delta", c.delta},
+                      {"canceller_rate", engine.spec().cancellerRate}, {"high_pass_hz", c.highPassHz},
                       {"suppression_db", c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0},
                       {"comfort_noise", c.suppressor.enabled && c.suppressor.comfortNoise},
                       {"distortion_model", c.distortionFilter}, {"backend_requested", aec::toString(o.aec.backend)},
@@ -194,11 +195,10 @@ int run(const Options& o)
     spec.maxHostBlock = static_cast<int>(kBlock);
     spec.aec = o.aec;
     spec.offline = true;
-    if (o.rateFromInput)
-        spec.aec.sampleRate = rate;
+    spec.cancellerRate = o.rateFromInput ? rate : o.cancellerRate;
     // A stereo far end is one two-channel echo path (aec/EchoCanceller.h), on the GPU or the CPU.
     const bool mono = ref.format.channels == 1 || o.monoFarEnd;
-    spec.aec.farEndChannels = mono ? 1 : ref.format.channels;
+    spec.farEndChannels = mono ? 1 : ref.format.channels;
     engine::RealtimeEngine engine;
     engine.prepare(spec);
     if (!engine.fallbackReason().empty() && !o.quiet)
@@ -303,8 +303,10 @@ int run(const Options& o)
         std::fprintf(report, "wrote %s: %.2f s, %d Hz, %d channel%s, %s\n", toStandardOutput ? "standard output (WAV)" : o.out.c_str(),
                      seconds, rate, mic.format.channels, mic.format.channels > 1 ? "s" : "", outFormat.subtypeName.c_str());
         const aec::EchoCancellerSettings a = engine.cancellerSettings();
-        std::fprintf(report, "echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), a.sampleRate, aec::effectiveLambda(a),
-                     a.sampleRate != rate ? " (resampled from and back to the file's rate)" : "");
+        const int cancellerRate = engine.spec().cancellerRate;
+        std::fprintf(report, "echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), cancellerRate,
+                     aec::effectiveLambda(a, engine.spec().farEndChannels),
+                     cancellerRate != rate ? " (resampled from and back to the file's rate)" : "");
         std::fprintf(report, "processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
         if (erle.steadyStateDb)
             std::fprintf(report, "ERLE (steady state, far end active, after the first 1.0 s): %.1f dB\n", *erle.steadyStateDb);

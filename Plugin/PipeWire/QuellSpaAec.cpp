@@ -93,7 +93,6 @@ int init(void* object, const spa_dict* args, const spa_audio_info_raw* info)
         return -EINVAL;
     try {
         readArgs(*q, args);
-        q->settings.farEndChannels = static_cast<int>(info->channels);
         // A real-time graph: the CPU filter must fit its share of a core (CpuFilterChoice.h).
         if (!q->offline && q->settings.cpuRealtimeBudget <= 0.0)
             q->settings.cpuRealtimeBudget = 0.5;
@@ -101,6 +100,7 @@ int init(void* object, const spa_dict* args, const spa_audio_info_raw* info)
         spec.hostRate = static_cast<int>(info->rate);
         spec.maxHostBlock = q->blockSamples > 0 ? q->blockSamples : static_cast<int>(info->rate / 100);
         spec.micChannels = static_cast<int>(info->channels);
+        spec.farEndChannels = static_cast<int>(info->channels);
         spec.aec = q->settings;
         spec.offline = q->offline;
         auto e = std::make_unique<engine::RealtimeEngine>();

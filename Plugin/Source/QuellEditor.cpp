@@ -17,6 +17,16 @@ void styleLabel(juce::Label& label, const juce::String& text, float size = 13.0f
     label.setColour(juce::Label::textColourId, juce::Colours::white.withAlpha(0.85f));
 }
 
+// Places components left to right in `row`, each in a cell of its width; a null component is a gap.
+void layOutRow(juce::Rectangle<int> row, std::initializer_list<std::pair<juce::Component*, int>> cells)
+{
+    for (const auto& [component, width] : cells) {
+        const auto cell = row.removeFromLeft(width);
+        if (component != nullptr)
+            component->setBounds(cell);
+    }
+}
+
 } // namespace
 
 QuellEditor::QuellEditor(QuellProcessor& owner)
@@ -101,7 +111,7 @@ void QuellEditor::timerCallback()
         backend_.setText(juce::String(s.backendNote), juce::dontSendNotification);
     }
     if (processor_.echoPath(weights_))
-        plot_.setWeights(weights_, toSettings(s.applied, s.offline).sampleRate);
+        plot_.setWeights(weights_, aec::kCancellerRate);
 }
 
 void QuellEditor::paint(juce::Graphics& g)
@@ -139,27 +149,11 @@ void QuellEditor::resized()
         area.removeFromTop(6);
         return r;
     };
-    auto r1 = row(26);
-    lengthLabel_.setBounds(r1.removeFromLeft(100));
-    length_.setBounds(r1.removeFromLeft(170));
-    r1.removeFromLeft(20);
-    backendLabel_.setBounds(r1.removeFromLeft(70));
-    backendChoice_.setBounds(r1.removeFromLeft(100));
-    r1.removeFromLeft(20);
-    bypass_.setBounds(r1.removeFromLeft(100));
-
-    auto r2 = row(26);
-    forgettingLabel_.setBounds(r2.removeFromLeft(130));
-    forgetting_.setBounds(r2.removeFromLeft(170));
-    forgettingAuto_.setBounds(r2.removeFromLeft(60));
-    r2.removeFromLeft(20);
-    adaptation_.setBounds(r2.removeFromLeft(170));
-
-    auto r3 = row(26);
-    suppressionLabel_.setBounds(r3.removeFromLeft(170));
-    suppression_.setBounds(r3.removeFromLeft(190));
-    r3.removeFromLeft(20);
-    comfortNoise_.setBounds(r3.removeFromLeft(170));
+    layOutRow(row(26), {{&lengthLabel_, 100}, {&length_, 170}, {nullptr, 20}, {&backendLabel_, 70},
+                        {&backendChoice_, 100}, {nullptr, 20}, {&bypass_, 100}});
+    layOutRow(row(26), {{&forgettingLabel_, 130}, {&forgetting_, 170}, {&forgettingAuto_, 60}, {nullptr, 20},
+                        {&adaptation_, 170}});
+    layOutRow(row(26), {{&suppressionLabel_, 170}, {&suppression_, 190}, {nullptr, 20}, {&comfortNoise_, 170}});
 
     controlsHint_.setBounds(row(18));
 }

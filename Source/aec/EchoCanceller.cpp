@@ -8,9 +8,9 @@
 
 namespace quell::aec {
 
-void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t maxBlock)
+void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::ProcessSpec& spec)
 {
-    FilterPlanResult planned = planLinearFilter(requested, maxBlock);
+    FilterPlanResult planned = planLinearFilter(requested, spec);
     if (planned.refusal == FilterPlanResult::Refusal::GpuUnavailable)
         throw BackendUnavailable(planned.whyNot);
     if (!planned.ok())
@@ -18,51 +18,52 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, std::size_t 
     const FilterPlan& plan = planned.plan;
     EchoCancellerSettings settings = requested;
     settings.taps = plan.tapsPerChannel();
-    const std::size_t channels = static_cast<std::size_t>(settings.farEndChannels);
+    const std::size_t channels = static_cast<std::size_t>(spec.channels);
+    const std::size_t maxBlock = spec.maximumBlockSize;
 
     settings_ = settings;
+    spec_ = spec;
     plan_ = plan;
     filter_.reset();
     filter_ = makeLinearFilter(plan);
     description_ = filter_->description() + plan.choice;
 
-    const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, settings.sampleRate);
+    const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, spec.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
     for (std::size_t c = 0; c < kMaxFarEndChannels; ++c)
         refHighPass_[c].prepare(std::span<const dsp::Biquad>(&hp, 1));
     AlignerSpec align;
-    align.sampleRate = settings.sampleRate;
-    align.channels = settings.farEndChannels;
+    align.sampleRate = spec.sampleRate;
+    align.channels = spec.channels;
     align.maxDelaySeconds = settings.maxDelaySeconds;
     align.marginSeconds = settings.alignMarginSeconds;
     align.drift = settings.drift;
     aligner_.prepare(align);
     ForegroundSettings fg;
     fg.tapsPerChannel = filter_->taps();
-    fg.channels = settings.farEndChannels;
-    fg.segmentSamples = std::max(1, settings.sampleRate / 100);
+    fg.channels = spec.channels;
+    fg.segmentSamples = std::max(1, spec.sampleRate / 100);
     foreground_.prepare(fg);
     if (settings.suppressor.enabled) {
-        suppressor_.prepare(settings.suppressor, settings.sampleRate, filter_->taps());
+        suppressor_.prepare(settings.suppressor, spec.sampleRate, filter_->taps());
         suppressorFar_.prepare(1, filter_->taps());
         suppressorFarScratch_.assign(maxBlock, 0.0f);
     }
     pathChange_.prepare({});
     gate_.prepare({});
-    guard_.prepare({}, settings.sampleRate);
+    guard_.prepare({}, spec.sampleRate);
     if (settings.distortionFilter) {
         DistortionFilterSettings distortion;
         distortion.tapsPerChannel = fg.tapsPerChannel;
         distortion.channels = fg.channels;
         distortion.segmentSamples = fg.segmentSamples;
-        distortion.sampleRate = settings.sampleRate;
+        distortion.sampleRate = spec.sampleRate;
         distortion_.prepare(distortion);
     }
     cancelWeights_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
     controls_ = CancellerControls{};
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
-    maxBlock_ = maxBlock;
     micScratch_.assign(maxBlock, 0.0f);
     micLessDistortion_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
     distortionScratch_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
@@ -103,13 +104,13 @@ void EchoCanceller::clearRunningState()
 
 std::span<const float> EchoCanceller::farEndSum(std::size_t n)
 {
-    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
     if (channels == 1)
         return {refScratch_.data(), n};
     for (std::size_t i = 0; i < n; ++i) {
         float acc = 0.0f;
         for (std::size_t c = 0; c < channels; ++c)
-            acc += refScratch_[c * maxBlock_ + i];
+            acc += refScratch_[c * spec_.maximumBlockSize + i];
         downmix_[i] = acc;
     }
     return {downmix_.data(), n};
@@ -132,7 +133,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
 void EchoCanceller::process(std::span<const float> mic, std::span<const std::span<const float>> refs,
                             std::span<float> out)
 {
-    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
     if (refs.size() != channels)
         throw std::invalid_argument("EchoCanceller::process: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
                                     + std::to_string(channels));
@@ -141,17 +142,17 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
     if (out.size() < mic.size())
         throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
-    for (std::size_t pos = 0; pos < mic.size(); pos += maxBlock_) {
-        const std::size_t n = std::min(maxBlock_, mic.size() - pos);
+    for (std::size_t pos = 0; pos < mic.size(); pos += spec_.maximumBlockSize) {
+        const std::size_t n = std::min(spec_.maximumBlockSize, mic.size() - pos);
         std::span<float> m(micScratch_.data(), n);
         micHighPass_.process(mic.subspan(pos, n), m);
         for (std::size_t c = 0; c < channels; ++c)
-            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * maxBlock_, n));
+            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * spec_.maximumBlockSize, n));
         // The filter forgets what it learnt at the old alignment when the far end moves: RLS with a long
         // memory would carry it for a second or more (10 dB of steady ERLE lost after the first alignment
         // of a delayed speech echo of the corpus). The foreground keeps cancelling with what it has until
         // the restarted filter does better.
-        if (aligner_.active() && aligner_.align(m, farEndSum(n), refScratch_.data(), maxBlock_, n, *this))
+        if (aligner_.active() && aligner_.align(m, farEndSum(n), refScratch_.data(), spec_.maximumBlockSize, n, *this))
             filter_->restartCovariance();
         // The far end as the filter sees it; the suppressor's far-end model takes it later by the echo's lag.
         const std::span<const float> farSum = farEndSum(n);
@@ -160,7 +161,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         if (channels > 1) {
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t c = 0; c < channels; ++c)
-                    refInterleaved_[i * channels + c] = refScratch_[c * maxBlock_ + i];
+                    refInterleaved_[i * channels + c] = refScratch_[c * spec_.maximumBlockSize + i];
             interleaved = refInterleaved_.data();
         }
         const std::span<const float> r(interleaved, n * channels);
@@ -208,7 +209,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             at += k;
             if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
                 aligner_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples(), *this);
-                if (settings_.restartOnPathChange && settings_.farEndChannels == 1 && controls_.adapt
+                if (settings_.restartOnPathChange && spec_.channels == 1 && controls_.adapt
                     && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples())) {
                     filter_->restartCovariance();
                     foreground_.backgroundRestarted();

@@ -7,8 +7,8 @@
 // protection; ForegroundEchoFilter), steered by PathChangeDetector and AdaptationGate and kept no louder
 // than the microphone (OutputGuard); then residual echo suppression with comfort noise
 // (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One microphone channel;
-// the far end may be stereo (farEndChannels = 2): then one filter over both loudspeaker channels learns
-// the two echo paths together.
+// the far end may be stereo (the spec's channels = 2): then one filter over both loudspeaker channels
+// learns the two echo paths together.
 //
 // Threading: prepare() and reset() from a non-real-time thread; process() and setControls() from one
 // thread at a time. Neither allocates.
@@ -50,13 +50,14 @@ public:
 
 class EchoCanceller : private FarEndAligner::Path {
 public:
-    // Throws std::invalid_argument on bad settings, BackendUnavailable when the GPU is required
-    // (Backend::Gpu) but not usable.
-    void prepare(const EchoCancellerSettings& requested, std::size_t maxBlock);
+    // spec: the canceller's rate, the most samples per process() call, and the far end's channels (the
+    // microphone is one channel). Throws std::invalid_argument on bad settings or spec,
+    // BackendUnavailable when the GPU is required (Backend::Gpu) but not usable.
+    void prepare(const EchoCancellerSettings& requested, const dsp::ProcessSpec& spec);
     void reset();
     // out is the echo-cancelled microphone delayed by latencySamples(). One far-end channel.
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
-    // farEndChannels spans of the far end, each as long as mic.
+    // spec().channels spans of the far end, each as long as mic.
     void process(std::span<const float> mic, std::span<const std::span<const float>> refs, std::span<float> out);
     void setControls(const CancellerControls& controls);
     const CancellerControls& controls() const { return controls_; }
@@ -72,6 +73,8 @@ public:
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
     // The settings in use: as requested, with the automatic filter length resolved.
     const EchoCancellerSettings& settings() const { return settings_; }
+    // What prepare() was given: rate, most samples per call, far-end channels.
+    const dsp::ProcessSpec& spec() const { return spec_; }
     // Which filter runs and why (FilterPlan.h).
     const FilterPlan& plan() const { return plan_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
@@ -112,6 +115,7 @@ private:
     void clearRunningState();
 
     EchoCancellerSettings settings_{};
+    dsp::ProcessSpec spec_{};
     FilterPlan plan_{};
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
@@ -135,7 +139,6 @@ private:
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
     bool adapting_ = true;   // the gate's verdict for the segment under way (the filter's and the suppressor's)
-    std::size_t maxBlock_ = 0;
     std::string description_;
 };
 

@@ -7,23 +7,25 @@
 
 namespace quell::aec {
 
-double effectiveLambda(const EchoCancellerSettings& settings)
+double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels)
 {
     if (settings.lambda != 0.0)
         return settings.lambda;
     // (taps 0, automatic, is resolved by the filter plan; before that the 64 ms choice's memory stands.)
-    const double memory = std::max(10000.0, 10.0 * settings.taps * settings.farEndChannels);
+    const double memory = std::max(10000.0, 10.0 * settings.taps * farEndChannels);
     return 1.0 - 1.0 / memory;
 }
 
-void validate(const EchoCancellerSettings& s)
+void validate(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
 {
     auto bad = [](const std::string& what) { throw std::invalid_argument("echo canceller: " + what); };
-    if (s.sampleRate < kMinSampleRate || s.sampleRate > kMaxSampleRate)
+    if (spec.sampleRate < kMinSampleRate || spec.sampleRate > kMaxSampleRate)
         bad("the rate must be between " + std::to_string(kMinSampleRate) + " and " + std::to_string(kMaxSampleRate)
-            + " Hz (got " + std::to_string(s.sampleRate) + ")");
-    if (s.farEndChannels < 1 || s.farEndChannels > kMaxFarEndChannels)
-        bad("the far end may have 1 or 2 channels (got " + std::to_string(s.farEndChannels) + ")");
+            + " Hz (got " + std::to_string(spec.sampleRate) + ")");
+    if (spec.channels < 1 || spec.channels > kMaxFarEndChannels)
+        bad("the far end may have 1 or 2 channels (got " + std::to_string(spec.channels) + ")");
+    if (spec.maximumBlockSize == 0)
+        bad("the most samples per call must be positive");
     if (s.taps != 0 && (s.taps < kMinTaps || s.taps > kMaxTaps))
         bad("the filter length must be 0 (automatic) or " + std::to_string(kMinTaps) + " to " + std::to_string(kMaxTaps)
             + " taps per far-end channel (got " + std::to_string(s.taps) + ")");

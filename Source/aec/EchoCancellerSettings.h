@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the echo canceller is asked to do, with every limit beside the check that enforces it. The filter
-// length is per far-end channel everywhere above the filters themselves.
+// length is per far-end channel everywhere above the filters themselves. What it is fed (its rate, the
+// most samples per call, the far end's channels) travels beside the settings in a dsp::ProcessSpec.
 #include "aec/Backend.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FilterKind.h"
 #include "aec/ResidualEchoSuppressor.h"
+#include "dsp/ProcessSpec.h"
 
 namespace quell::aec {
 
@@ -19,8 +21,6 @@ inline constexpr int kMaxSampleRate = 192000;
 inline constexpr double kMaxDelaySeconds = 4.0;
 
 struct EchoCancellerSettings {
-    int sampleRate = 16000;
-    int farEndChannels = 1;
     // Per far-end channel. 0 = automatic: on the GPU 256 ms (4096 taps at 16 kHz: a 0.3-0.5 s room's tail
     // is there to 30-50 dB) where that runs three times faster than real time here, measured at prepare,
     // else 128 ms; otherwise 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the
@@ -82,11 +82,17 @@ struct EchoCancellerSettings {
     DriftSettings drift{};
 };
 
+// The canceller's usual rate: the pipelines resample to it (EchoPipeline), and 16 kHz is what every
+// default above was measured at.
+inline constexpr int kCancellerRate = 16000;
+
 // The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
 // (memory max(10000, 10 x taps x far-end channels) samples).
-double effectiveLambda(const EchoCancellerSettings& settings);
+double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels);
 
-// Throws std::invalid_argument naming the first value outside its range (taps 0 is automatic).
-void validate(const EchoCancellerSettings& settings);
+// Throws std::invalid_argument naming the first value outside its range (taps 0 is automatic): the
+// settings', then the spec's (rate kMinSampleRate..kMaxSampleRate, 1..kMaxFarEndChannels far-end
+// channels, a positive block).
+void validate(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec);
 
 } // namespace quell::aec

@@ -26,34 +26,35 @@ bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
     return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0);
 }
 
-dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, int tapsPerChannel)
+dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, int tapsPerChannel)
 {
     dsp::RlsSettings r;
     r.tapsPerChannel = tapsPerChannel;
-    r.channels = s.farEndChannels;
+    r.channels = spec.channels;
     EchoCancellerSettings resolved = s;
     resolved.taps = tapsPerChannel;
-    r.lambda = effectiveLambda(resolved);
+    r.lambda = effectiveLambda(resolved, spec.channels);
     r.delta = s.delta;
-    r.traceCheckSamples = std::max(1, s.sampleRate / 100);   // the foreground's segment: calls end there
+    r.traceCheckSamples = std::max(1, spec.sampleRate / 100);   // the foreground's segment: calls end there
     return r;
 }
 
 // The length per far-end channel when settings.taps is 0, and what to say about it.
-int automaticTaps(const EchoCancellerSettings& s, std::string& note)
+int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, std::string& note)
 {
-    auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * s.sampleRate / 4.0)) * 4); };
+    const int rate = spec.sampleRate;
+    auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * rate / 4.0)) * 4); };
     bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
     if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
-            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, taps), static_cast<std::size_t>(std::max(1, s.sampleRate / 100)));
+            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, spec, taps), static_cast<std::size_t>(std::max(1, rate / 100)));
             gpuRuns = gpuRuns || speed > 0.0;
-            if (speed >= kAutomaticRealtime * s.sampleRate) {
+            if (speed >= kAutomaticRealtime * rate) {
                 char text[120];
                 std::snprintf(text, sizeof text, " (automatic: %.0f ms, %.1fx real time measured)", seconds * 1000.0,
-                              speed / s.sampleRate);
+                              speed / rate);
                 note = text;
                 return taps;
             }
@@ -86,11 +87,11 @@ dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
     dsp::PbfdkfSettings k;
     k.taps = rls.tapsPerChannel;
     k.channels = rls.channels;
-    k.uncertaintyDecayDbPerTap = kKalmanPriorDecayDbPerSecond / sampleRate;
+    k.uncertaintyDecayDbPerTap = kKalmanPriorDecayDbPerSecond / spec.sampleRate;
     return k;
 }
 
-FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::size_t maxBlock)
+FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec)
 {
     FilterPlanResult result;
     auto refuse = [&](FilterPlanResult::Refusal refusal, std::string why) {
@@ -99,20 +100,17 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
         return result;
     };
     try {
-        validate(settings);
+        validate(settings, spec);
     } catch (const std::invalid_argument& e) {
         return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
     }
-    if (maxBlock == 0)
-        return refuse(FilterPlanResult::Refusal::BadSettings, "echo canceller: maxBlock must be positive");
     if (settings.backend == Backend::Gpu && settings.filter == FilterKind::Kalman)
         return refuse(FilterPlanResult::Refusal::BadSettings, "the Kalman filter runs on the CPU (--backend cpu or auto)");
 
     FilterPlan& plan = result.plan;
     const bool tapsAutomatic = settings.taps == 0;
-    plan.rls = rlsFor(settings, tapsAutomatic ? automaticTaps(settings, plan.choice) : settings.taps);
-    plan.maxBlock = maxBlock;
-    plan.sampleRate = settings.sampleRate;
+    plan.rls = rlsFor(settings, spec, tapsAutomatic ? automaticTaps(settings, spec, plan.choice) : settings.taps);
+    plan.spec = spec;
     plan.cpuThreads = settings.cpuThreads;
     const dsp::RlsSettings& rls = plan.rls;
     try {
@@ -122,7 +120,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
     }
 
     if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman) {
-        std::string whyNot = gpuRlsWhyNot(rls, maxBlock);
+        std::string whyNot = gpuRlsWhyNot(rls, spec.maximumBlockSize);
         if (whyNot.empty()) {
             plan.engine = FilterEngine::GpuRls;
             return result;
@@ -134,7 +132,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
     if (kalmanOutright(settings, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
     } else if (settings.cpuRealtimeBudget > 0.0) {
-        const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), settings.sampleRate,
+        const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,
                                                                settings.cpuRealtimeBudget);
         plan.engine = choice.engine;
         plan.choice = choice.why + plan.choice;
@@ -149,7 +147,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::si
 std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan)
 {
     switch (plan.engine) {
-    case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rls, plan.maxBlock);
+    case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rls, plan.spec.maximumBlockSize);
     case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rls, plan.cpuThreads);
     case FilterEngine::CpuKalman: return makeCpuKalmanFilter(plan.kalmanSettings());
     case FilterEngine::CpuNlms: return makeCpuNlmsFilter(plan.tapsPerChannel());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the echo canceller runs, decided in one place. planLinearFilter() takes the
-// settings and the block size and returns either a plan (where and which filter, its length per far-end
+// settings and what the canceller is fed (dsp::ProcessSpec: rate, block, far-end channels) and returns either a plan (where and which filter, its length per far-end
 // channel, its channels and forgetting factor, and why it was chosen) or the reason nothing can run as
 // asked, without throwing; makeLinearFilter() allocates what a plan says and nothing else decides.
 //
@@ -32,8 +32,7 @@ struct FilterPlan {
     // trace checks; the other filters take the length and channels from here.
     dsp::RlsSettings rls{};
     int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
-    std::size_t maxBlock = 0;   // the most samples per call
-    int sampleRate = 16000;     // the canceller's (the Kalman filter's prior decays per second)
+    dsp::ProcessSpec spec{};    // the canceller's (the Kalman filter's prior decays per second; the GPU's buffers)
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
     std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)
 
@@ -52,7 +51,7 @@ struct FilterPlanResult {
 
 // Never throws for settings or devices that cannot run (the result says why); it measures at most a few
 // tens of milliseconds (automatic lengths on a GPU, the CPU's real-time choice).
-FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, std::size_t maxBlock);
+FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec);
 
 // The filter a plan describes. Throws only when the device fails while allocating.
 std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan);

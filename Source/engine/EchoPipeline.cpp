@@ -14,7 +14,7 @@ void EchoPipeline::warmUp(aec::EchoCanceller& canceller, std::size_t block)
 {
     std::vector<float> zeros(std::min<std::size_t>(block, 256), 0.0f), out(zeros.size());
     const std::span<const float> refs[aec::kMaxFarEndChannels] = {zeros, zeros};
-    canceller.process(zeros, std::span<const std::span<const float>>(refs, static_cast<std::size_t>(canceller.settings().farEndChannels)),
+    canceller.process(zeros, std::span<const std::span<const float>>(refs, static_cast<std::size_t>(canceller.spec().channels)),
                       out);
     canceller.reset();
 }
@@ -29,20 +29,20 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
     if (spec.maxBlock == 0)
         throw std::invalid_argument("maxBlock must be positive");
     spec_ = spec;
-    resampling_ = spec.hostRate != spec.aec.sampleRate;
+    resampling_ = spec.hostRate != spec.cancellerRate;
 
     const std::size_t lowMax = resampling_
-        ? static_cast<std::size_t>(std::ceil(static_cast<double>(spec.maxBlock) * spec.aec.sampleRate / spec.hostRate)) + 2
+        ? static_cast<std::size_t>(std::ceil(static_cast<double>(spec.maxBlock) * spec.cancellerRate / spec.hostRate)) + 2
         : spec.maxBlock;
     channels_.clear();
     channels_.resize(static_cast<std::size_t>(spec.micChannels));
     for (Channel& c : channels_) {
         c.aec = std::make_unique<aec::EchoCanceller>();
-        c.aec->prepare(spec.aec, lowMax);
+        c.aec->prepare(spec.aec, {spec.cancellerRate, lowMax, spec.farEndChannels});
         warmUp(*c.aec, lowMax);
         if (resampling_) {
-            c.down.prepare(spec.hostRate, spec.aec.sampleRate);
-            c.up.prepare(spec.aec.sampleRate, spec.hostRate);
+            c.down.prepare(spec.hostRate, spec.cancellerRate);
+            c.up.prepare(spec.cancellerRate, spec.hostRate);
         }
         // Surplus: the up-resampler can run a few samples ahead of the input count (see process()).
         c.fifo.assign(spec.maxBlock + c.up.maxOutput(lowMax) + 8, 0.0f);
@@ -50,10 +50,10 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
     }
     if (resampling_) {
         for (auto& r : refDown_)
-            r.prepare(spec.hostRate, spec.aec.sampleRate);
+            r.prepare(spec.hostRate, spec.cancellerRate);
         const dsp::PolyphaseResampler<float>& d = channels_[0].down;
         const dsp::PolyphaseResampler<float>& u = channels_[0].up;
-        latencyExact_ = (d.delayInOutputSamples() + channels_[0].aec->latencySamples()) * spec.hostRate / spec.aec.sampleRate
+        latencyExact_ = (d.delayInOutputSamples() + channels_[0].aec->latencySamples()) * spec.hostRate / spec.cancellerRate
                         + u.delayInOutputSamples();
     } else {
         latencyExact_ = channels_[0].aec->latencySamples();
@@ -95,7 +95,7 @@ void EchoPipeline::process(std::span<const std::span<const float>> mic, std::spa
 void EchoPipeline::process(std::span<const std::span<const float>> mic, std::span<const std::span<const float>> refs,
                            std::span<const std::span<float>> out)
 {
-    if (refs.size() != static_cast<std::size_t>(spec_.aec.farEndChannels) || refs.empty())
+    if (refs.size() != static_cast<std::size_t>(spec_.farEndChannels) || refs.empty())
         throw std::invalid_argument("EchoPipeline::process: wrong number of far-end channels");
     const std::size_t n = refs[0].size();
     if (mic.size() != channels_.size() || out.size() != channels_.size())

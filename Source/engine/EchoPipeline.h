@@ -5,7 +5,7 @@
 // (the two resamplers' group delays and the residual echo suppressor's frame), which latencySamples()
 // reports exactly.
 //
-// Microphone channels (1 or 2) each get their own echo canceller; the far end has aec.farEndChannels
+// Microphone channels (1 or 2) each get their own echo canceller; the far end has farEndChannels
 // channels (1 or 2), every canceller sees all of them (a stereo far end is one two-channel echo path per
 // microphone; see aec/EchoCanceller.h).
 // Threading: prepare()/reset() off the audio thread; process() from one thread; no allocation in process().
@@ -22,8 +22,10 @@ namespace quell::engine {
 struct PipelineSpec {
     int hostRate = 48000;
     int micChannels = 1;
+    int farEndChannels = 1;
     std::size_t maxBlock = 4096;        // host samples per process() call, at most
-    aec::EchoCancellerSettings aec{};   // aec.sampleRate is the canceller's own rate
+    int cancellerRate = aec::kCancellerRate;   // the cancellers run here (resampled when the host's differs)
+    aec::EchoCancellerSettings aec{};
 };
 
 class EchoPipeline {
@@ -34,7 +36,7 @@ public:
     // thread that calls process(), between calls. No allocation.
     void setControls(const aec::CancellerControls& controls);
 
-    // mic: micChannels planar spans of n samples; refs: aec.farEndChannels spans of n; out: micChannels
+    // mic: micChannels planar spans of n samples; refs: farEndChannels spans of n; out: micChannels
     // spans of n.
     void process(std::span<const std::span<const float>> mic, std::span<const std::span<const float>> refs,
                  std::span<const std::span<float>> out);

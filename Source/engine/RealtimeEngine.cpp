@@ -30,13 +30,15 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     const std::size_t channels = static_cast<std::size_t>(spec.micChannels);
     // A bad far-end channel count is refused by the canceller (pipeline_->prepare below) before any
     // buffer is sized with it.
-    const std::size_t farChannels = static_cast<std::size_t>(spec.aec.farEndChannels);
+    const std::size_t farChannels = static_cast<std::size_t>(spec.farEndChannels);
     stride_ = channels + farChannels;
 
     PipelineSpec ps;
     ps.hostRate = spec.hostRate;
     ps.micChannels = spec.micChannels;
+    ps.farEndChannels = spec.farEndChannels;
     ps.maxBlock = block;
+    ps.cancellerRate = spec.cancellerRate;
     ps.aec = spec.aec;
     pipeline_ = std::make_unique<EchoPipeline>();
     pipeline_->prepare(ps);
@@ -93,9 +95,10 @@ void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
     PipelineSpec ps;
     ps.hostRate = spec_.hostRate;
     ps.micChannels = spec_.micChannels;
+    ps.farEndChannels = spec_.farEndChannels;   // the channel layout and rates are prepare()'s
     ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock);
+    ps.cancellerRate = spec_.cancellerRate;
     ps.aec = settings;
-    ps.aec.farEndChannels = spec_.aec.farEndChannels;   // the channel layout is prepare()'s
     auto next = std::make_unique<EchoPipeline>();
     next->prepare(ps);
     if (next->latencySamples() != pipeline_->latencySamples())

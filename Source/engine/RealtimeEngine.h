@@ -38,6 +38,8 @@ struct EngineSpec {
     int hostRate = 48000;
     int maxHostBlock = 256;   // the largest block the host passes; also the engine's added delay
     int micChannels = 1;
+    int farEndChannels = 1;
+    int cancellerRate = aec::kCancellerRate;   // the canceller's own rate (resampled to and from the host's)
     aec::EchoCancellerSettings aec{};
     bool offline = false;     // no worker thread, no deadline
     // How the idle worker waits for the next block. The audio thread never signals it (a semaphore
@@ -80,10 +82,10 @@ public:
     void prepare(const EngineSpec& spec);
     void release();
 
-    // Audio thread. mic: micChannels pointers; refs: aec.farEndChannels pointers (the far end); out:
+    // Audio thread. mic: micChannels pointers; refs: farEndChannels pointers (the far end); out:
     // micChannels pointers; n any size (blocks above maxHostBlock are split, and may miss their deadline).
     void process(const float* const* mic, const float* const* refs, float* const* out, int n) noexcept;
-    // One far-end channel (with aec.farEndChannels = 2 it feeds both).
+    // One far-end channel (with farEndChannels = 2 it feeds both).
     void process(const float* const* mic, const float* ref, float* const* out, int n) noexcept
     {
         const float* refs[aec::kMaxFarEndChannels] = {ref, ref};

@@ -119,7 +119,7 @@ TEST_CASE("A far end that starts after near-end speech over a faint line is canc
             ref[i] = static_cast<float>(far[i]);
         }
         aec::EchoCanceller aec;
-        aec.prepare(test::cpuKalman(4096), 160);
+        aec.prepare(test::cpuKalman(4096), {.maximumBlockSize = 160});
         const auto out = test::cancelWhole(aec, mic, ref, 160);
         const std::size_t L = static_cast<std::size_t>(aec.latencySamples()), span = n - before - L;
         return test::reductionDb(std::span<const float>(mic).subspan(before, span), std::span<const float>(out).subspan(before + L, span));

@@ -93,7 +93,7 @@ TEST_CASE("EchoCanceller keeps a direct path that is weaker than a later reflect
     s.cpuThreads = 1;
     s.suppressor.enabled = false;   // the linear filter's own reduction
     aec::EchoCanceller canceller;
-    canceller.prepare(s, 160);
+    canceller.prepare(s, {.maximumBlockSize = 160});
     std::vector<float> out(n);
     for (std::size_t p = 0; p < n; p += 160)
         canceller.process(std::span(m).subspan(p, 160), std::span(x).subspan(p, 160), std::span(out).subspan(p, 160));

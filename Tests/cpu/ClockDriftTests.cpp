@@ -116,7 +116,7 @@ TEST_CASE("With the echo on a clock 100 ppm off the far end's, drift compensatio
         s.suppressor.enabled = false;
         s.drift.enabled = compensate;
         aec::EchoCanceller aec;
-        aec.prepare(s, 160);
+        aec.prepare(s, {.maximumBlockSize = 160});
         std::vector<float> out(n);
         aec.process(mic, ref, out);
         erle[compensate] = test::reductionDb(std::span(mic).last(5 * 16000), std::span(out).last(5 * 16000));

@@ -45,8 +45,8 @@ TEST_CASE("Freezing holds the output's echo path; unfreezing resumes with what w
         s.suppressor.enabled = false;   // the linear filter alone: exact errors
         s.restartOnPathChange = false;  // the twin would restart on the change, the frozen one cannot
         aec::EchoCanceller aec, twin;   // the twin never freezes
-        aec.prepare(s, 256);
-        twin.prepare(s, 256);
+        aec.prepare(s, {.maximumBlockSize = 256});
+        twin.prepare(s, {.maximumBlockSize = 256});
         CHECK(aec.latencySamples() == 0);
         const auto before = echoThrough(test::randomSystem(48, 1, 0.9), 16000, 2);
         const auto after = echoThrough(test::randomSystem(48, 3, 0.9), 48000, 4);
@@ -92,7 +92,7 @@ TEST_CASE("The canceller's output is delayed by the suppressor's reported latenc
     s.backend = aec::Backend::Cpu;
     s.maxDelaySeconds = 0.0;
     aec::EchoCanceller aec;
-    aec.prepare(s, 100);
+    aec.prepare(s, {.maximumBlockSize = 100});
     CHECK(aec.latencySamples() == 127);   // a 128-point frame at 16 kHz
     // A near-end click with no far end: nothing to cancel or suppress.
     std::vector<float> mic(4000, 0.0f), ref(4000, 0.0f), out(4000);

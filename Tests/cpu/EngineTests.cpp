@@ -296,19 +296,17 @@ TEST_CASE("The echo canceller runs the filter asked for, and refuses the Kalman 
     s.filter = aec::FilterKind::Kalman;
     s.taps = 1000;
     aec::EchoCanceller c;
-    c.prepare(s, 160);
+    c.prepare(s, {.maximumBlockSize = 160});
     CHECK_THAT(c.backendDescription(), Catch::Contains("Kalman filter, 1000 taps"));
     CHECK(c.weights().size() == 1000);
-    s.farEndChannels = 2;
-    c.prepare(s, 160);
+    c.prepare(s, {.maximumBlockSize = 160, .channels = 2});
     CHECK_THAT(c.backendDescription(), Catch::Contains("2 far-end channels x 1000 taps"));
     CHECK(c.weights().size() == 2000);
-    s.farEndChannels = 1;
     s.backend = aec::Backend::Gpu;
-    CHECK_THROWS_AS(c.prepare(s, 160), std::invalid_argument);
+    CHECK_THROWS_AS(c.prepare(s, {.maximumBlockSize = 160}), std::invalid_argument);
     s.backend = aec::Backend::Cpu;
     s.filter = aec::FilterKind::Rls;
     s.taps = 64;
-    c.prepare(s, 160);
+    c.prepare(s, {.maximumBlockSize = 160});
     CHECK_THAT(c.backendDescription(), Catch::Contains("RLS, 64 taps"));
 }

@@ -131,7 +131,7 @@ TEST_CASE("EchoCanceller aligns the far end: a 300 ms bulk delay with a 256-tap 
         s.backend = aec::Backend::Cpu;
         s.maxDelaySeconds = maxDelaySeconds;
         aec::EchoCanceller aec;
-        aec.prepare(s, 256);
+        aec.prepare(s, {.maximumBlockSize = 256});
         const auto out = test::cancelWhole(aec, m, x, 256);
         applied = aec.alignedDelaySamples();
         return test::reductionDb(std::span(m).last(kRate), std::span(out).last(kRate));
@@ -166,7 +166,7 @@ TEST_CASE("EchoCanceller: a bulk delay the filter covers stays in the taps, and 
         for (std::size_t i = 0; i < n; ++i)
             m[i] = static_cast<float>((i >= static_cast<std::size_t>(bulk) ? y[i - static_cast<std::size_t>(bulk)] : 0.0) + noise[i]);
         aec::EchoCanceller aec;
-        aec.prepare(test::cpuKalman(4096), 160);
+        aec.prepare(test::cpuKalman(4096), {.maximumBlockSize = 160});
         const auto out = test::cancelWhole(aec, m, x, 160);
         applied = aec.alignedDelaySamples();
         lag = aec.echoLagSamples();

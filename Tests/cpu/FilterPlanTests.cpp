@@ -16,6 +16,8 @@ using Refusal = aec::FilterPlanResult::Refusal;
 
 namespace {
 
+const dsp::ProcessSpec kBlock160{.maximumBlockSize = 160};
+
 aec::EchoCancellerSettings cpuOffline(int taps)
 {
     aec::EchoCancellerSettings s;
@@ -31,7 +33,7 @@ TEST_CASE("the filter plan refuses bad settings with a reason instead of throwin
     struct Case {
         const char* what;
         aec::EchoCancellerSettings settings;
-        std::size_t maxBlock;
+        dsp::ProcessSpec spec;
         const char* reason;
     };
     auto with = [](auto change) {
@@ -40,24 +42,24 @@ TEST_CASE("the filter plan refuses bad settings with a reason instead of throwin
         return s;
     };
     const Case cases[] = {
-        {"rate", with([](auto& s) { s.sampleRate = 7000; }), 160, "7000"},
-        {"short", with([](auto& s) { s.taps = aec::kMinTaps - 1; }), 160, "taps per far-end channel"},
-        {"long", with([](auto& s) { s.taps = aec::kMaxTaps + 1; }), 160, "8193"},
-        {"lambda", with([](auto& s) { s.lambda = 0.5; }), 160, "lambda"},
-        {"channels", with([](auto& s) { s.farEndChannels = 3; }), 160, "1 or 2 channels"},
-        {"delay", with([](auto& s) { s.maxDelaySeconds = 5.0; }), 160, "maxDelaySeconds"},
-        {"block", cpuOffline(1024), 0, "maxBlock"},
-        {"kalman on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Kalman; }), 160,
-         "Kalman filter runs on the CPU"},
+        {"rate", cpuOffline(1024), {.sampleRate = 7000, .maximumBlockSize = 160}, "7000"},
+        {"short", with([](auto& s) { s.taps = aec::kMinTaps - 1; }), kBlock160, "taps per far-end channel"},
+        {"long", with([](auto& s) { s.taps = aec::kMaxTaps + 1; }), kBlock160, "8193"},
+        {"lambda", with([](auto& s) { s.lambda = 0.5; }), kBlock160, "lambda"},
+        {"channels", cpuOffline(1024), {.maximumBlockSize = 160, .channels = 3}, "1 or 2 channels"},
+        {"delay", with([](auto& s) { s.maxDelaySeconds = 5.0; }), kBlock160, "maxDelaySeconds"},
+        {"block", cpuOffline(1024), {.maximumBlockSize = 0}, "samples per call"},
+        {"kalman on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Kalman; }),
+         kBlock160, "Kalman filter runs on the CPU"},
     };
     for (const Case& c : cases) {
         INFO(c.what);
         aec::FilterPlanResult r;
-        REQUIRE_NOTHROW(r = aec::planLinearFilter(c.settings, c.maxBlock));
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(c.settings, c.spec));
         CHECK(r.refusal == Refusal::BadSettings);
         CHECK_THAT(r.whyNot, Catch::Contains(c.reason));
         aec::EchoCanceller canceller;
-        CHECK_THROWS_AS(canceller.prepare(c.settings, c.maxBlock), std::invalid_argument);
+        CHECK_THROWS_AS(canceller.prepare(c.settings, c.spec), std::invalid_argument);
     }
 }
 
@@ -65,7 +67,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
 {
     SECTION("offline RLS at the length asked, with the automatic lambda")
     {
-        const auto r = aec::planLinearFilter(cpuOffline(1000), 160);
+        const auto r = aec::planLinearFilter(cpuOffline(1000), kBlock160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuRls);
         CHECK(r.plan.tapsPerChannel() == 1000);
@@ -75,9 +77,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
     }
     SECTION("stereo: taps stay per channel, lambda follows the total")
     {
-        aec::EchoCancellerSettings s = cpuOffline(2000);
-        s.farEndChannels = 2;
-        const auto r = aec::planLinearFilter(s, 160);
+        const auto r = aec::planLinearFilter(cpuOffline(2000), {.maximumBlockSize = 160, .channels = 2});
         REQUIRE(r.ok());
         CHECK(r.plan.tapsPerChannel() == 2000);
         CHECK(r.plan.rls.totalTaps() == 4000);
@@ -91,7 +91,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
     {
         aec::EchoCancellerSettings s = cpuOffline(4096);
         s.filter = aec::FilterKind::Kalman;
-        const auto r = aec::planLinearFilter(s, 160);
+        const auto r = aec::planLinearFilter(s, kBlock160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
     }
@@ -99,7 +99,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
     {
         aec::EchoCancellerSettings s = cpuOffline(0);
         s.cpuRealtimeBudget = 0.5;
-        const auto r = aec::planLinearFilter(s, 160);
+        const auto r = aec::planLinearFilter(s, kBlock160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
         CHECK(r.plan.tapsPerChannel() == 4096);
@@ -107,7 +107,7 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
     }
     SECTION("an automatic length offline is 1024 taps of RLS")
     {
-        const auto r = aec::planLinearFilter(cpuOffline(0), 160);
+        const auto r = aec::planLinearFilter(cpuOffline(0), kBlock160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuRls);
         CHECK(r.plan.tapsPerChannel() == 1024);
@@ -120,9 +120,9 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
     // (4100 taps per channel: 8200 in all, past the GPU's 8192; 1021: not a multiple of 4) fall back.
     aec::EchoCancellerSettings s;
     s.taps = 1024;
-    const std::string gpuWhyNot = aec::gpuRlsWhyNot(aec::planLinearFilter(cpuOffline(1024), 160).plan.rls, 160);
+    const std::string gpuWhyNot = aec::gpuRlsWhyNot(aec::planLinearFilter(cpuOffline(1024), kBlock160).plan.rls, 160);
     {
-        const auto r = aec::planLinearFilter(s, 160);
+        const auto r = aec::planLinearFilter(s, kBlock160);
         REQUIRE(r.ok());
         if (gpuWhyNot.empty()) {
             CHECK(r.plan.engine == FilterEngine::GpuRls);
@@ -134,10 +134,10 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
     for (const int taps : {4100, 1021}) {
         INFO("stereo, " << taps << " taps per channel");
         aec::EchoCancellerSettings stereo = s;
-        stereo.farEndChannels = 2;
         stereo.taps = taps;
+        const dsp::ProcessSpec stereoSpec{.maximumBlockSize = 160, .channels = 2};
         aec::FilterPlanResult r;
-        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, 160));
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, stereoSpec));
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuRls);
         CHECK_FALSE(r.plan.fallbackReason.empty());
@@ -145,11 +145,11 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
             CHECK_THAT(r.plan.fallbackReason, Catch::Contains(taps == 4100 ? "8192" : "multiple of 4"));
 
         stereo.backend = aec::Backend::Gpu;
-        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, 160));
+        REQUIRE_NOTHROW(r = aec::planLinearFilter(stereo, stereoSpec));
         CHECK(r.refusal == Refusal::GpuUnavailable);
         CHECK_THAT(r.whyNot, Catch::Contains("--backend gpu"));
         aec::EchoCanceller canceller;
-        CHECK_THROWS_AS(canceller.prepare(stereo, 160), aec::BackendUnavailable);
+        CHECK_THROWS_AS(canceller.prepare(stereo, stereoSpec), aec::BackendUnavailable);
     }
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("the filter a plan describes has the plan's length and channels", "[ae
     aec::FilterPlan plan;
     plan.rls.tapsPerChannel = 96;
     plan.rls.lambda = 0.9999;
-    plan.maxBlock = 160;
+    plan.spec.maximumBlockSize = 160;
     for (const FilterEngine engine : {FilterEngine::CpuRls, FilterEngine::CpuKalman, FilterEngine::CpuNlms}) {
         for (const int channels : {1, 2}) {
             if (engine == FilterEngine::CpuNlms && channels == 2)

@@ -193,7 +193,7 @@ double cancellerReductionDb(double drive, bool stage, std::vector<float>* output
     s.suppressor.enabled = false;
     s.distortionFilter = stage;
     aec::EchoCanceller canceller;
-    canceller.prepare(s, 256);
+    canceller.prepare(s, {.maximumBlockSize = 256});
     const std::vector<float> micf(mic.begin(), mic.end()), ref(x.begin(), x.end());
     std::vector<float> out(n);
     for (std::size_t pos = 0; pos < n; pos += 256) {

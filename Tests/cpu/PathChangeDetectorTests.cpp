@@ -97,7 +97,7 @@ TEST_CASE("After an echo-path change the canceller re-converges within 0.1 s wit
         s.suppressor.enabled = false;
         s.restartOnPathChange = restart;
         aec::EchoCanceller aec;
-        aec.prepare(s, 160);
+        aec.prepare(s, {.maximumBlockSize = 160});
         std::vector<float> out(mic.size());
         aec.process(mic, x, out);
         CHECK(aec.pathChangeRestarts() == (restart ? 1 : 0));

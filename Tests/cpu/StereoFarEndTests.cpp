@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A stereo far end: two loudspeakers with their own echo paths into one microphone. The canceller with
-// farEndChannels = 2 learns both paths (one RLS over the stacked regressor) and cancels what the mono
+// a far end of 2 channels (the spec's) learns both paths (one RLS over the stacked regressor) and cancels what the mono
 // downmix cannot.
 #include <catch2/catch.hpp>
 
@@ -58,9 +58,8 @@ TEST_CASE("A stereo far end is cancelled as one two-channel echo path, which the
     s.suppressor.enabled = false;     // the linear filter alone: the figures are its own
     double erle[2] = {};
     for (const int channels : {1, 2}) {
-        s.farEndChannels = channels;
         aec::EchoCanceller aec;
-        aec.prepare(s, 200);
+        aec.prepare(s, {.maximumBlockSize = 200, .channels = channels});
         std::vector<float> out(scene.mic.size());
         if (channels == 2) {
             CHECK_FALSE(aec.onGpu());
@@ -88,11 +87,10 @@ TEST_CASE("A stereo canceller refuses a mono far end and bad channel counts", "[
     aec::EchoCancellerSettings s;
     s.taps = 16;
     s.backend = aec::Backend::Cpu;
-    s.farEndChannels = 3;
     aec::EchoCanceller aec;
-    CHECK_THROWS_AS(aec.prepare(s, 64), std::invalid_argument);
-    s.farEndChannels = 2;
-    aec.prepare(s, 64);
+    CHECK_THROWS_AS(aec.prepare(s, {.maximumBlockSize = 64, .channels = 3}), std::invalid_argument);
+    CHECK_THROWS_AS(aec.prepare(s, {.maximumBlockSize = 0, .channels = 1}), std::invalid_argument);
+    aec.prepare(s, {.maximumBlockSize = 64, .channels = 2});
     std::vector<float> mic(64), ref(64), out(64);
     CHECK_THROWS_AS(aec.process(mic, ref, out), std::invalid_argument);
 }

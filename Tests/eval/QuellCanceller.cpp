@@ -28,18 +28,18 @@ public:
     std::vector<float> run(const std::vector<float>& mic, const std::vector<std::vector<float>>& ref,
                            int sampleRate) override
     {
-        aec::EchoCancellerSettings s = settings(sampleRate);
+        const aec::EchoCancellerSettings& s = options_.settings;
         // A stereo far end is one multichannel echo path: both loudspeaker channels go to the filter.
-        s.farEndChannels = options_.multichannel && ref.size() == 2 ? 2 : 1;
+        const int farEndChannels = options_.multichannel && ref.size() == 2 ? 2 : 1;
         aec::EchoCanceller aec;
         constexpr std::size_t block = 256;
-        aec.prepare(s, block);
+        aec.prepare(s, {sampleRate, block, farEndChannels});
         description_ = "Quell EchoCanceller: " + aec.backendDescription() + ", lambda "
-                       + std::to_string(aec::effectiveLambda(s)).substr(0, 8);
+                       + std::to_string(aec::effectiveLambda(s, farEndChannels)).substr(0, 8);
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.
         const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
-        std::vector<std::vector<float>> x = s.farEndChannels == 1 ? std::vector<std::vector<float>>{downmix(ref)} : ref;
+        std::vector<std::vector<float>> x = farEndChannels == 1 ? std::vector<std::vector<float>>{downmix(ref)} : ref;
         std::vector<float> d = mic;
         for (auto& channel : x)
             channel.resize(mic.size() + latency, 0.0f);
@@ -65,19 +65,13 @@ public:
 
     void frontEnd(std::vector<float>& signal, int sampleRate) const override
     {
-        const dsp::Biquad hp = dsp::butterworthHighPass(settings(sampleRate).highPassHz, sampleRate);
+        const dsp::Biquad hp = dsp::butterworthHighPass(options_.settings.highPassHz, sampleRate);
         dsp::BiquadCascade<float> f;
         f.prepare(std::span<const dsp::Biquad>(&hp, 1));
         f.process(signal, signal);
     }
 
 private:
-    aec::EchoCancellerSettings settings(int sampleRate) const
-    {
-        aec::EchoCancellerSettings s = options_.settings;
-        s.sampleRate = sampleRate;
-        return s;
-    }
     QuellOptions options_;
     double lastDelayMs_ = 0.0;
     long lastReinits_ = 0;

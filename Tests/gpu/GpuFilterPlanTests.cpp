@@ -43,14 +43,14 @@ TEST_CASE("GpuRls::whyNot is empty exactly where prepare runs, and says why else
 TEST_CASE("the canceller on a GPU: stereo lengths the GPU cannot take fall back to the CPU under Auto", "[gpu][plan]")
 {
     aec::EchoCancellerSettings s;
-    s.farEndChannels = 2;
+    const dsp::ProcessSpec stereo{.maximumBlockSize = 160, .channels = 2};
     s.cpuRealtimeBudget = 0.5;   // the CPU's real-time choice, so the fallback is cheap to prepare
     for (const int taps : {4096, 4100, 1021}) {
         INFO(taps << " taps per channel");
         s.taps = taps;
         s.backend = aec::Backend::Auto;
         aec::EchoCanceller canceller;
-        REQUIRE_NOTHROW(canceller.prepare(s, 160));
+        REQUIRE_NOTHROW(canceller.prepare(s, stereo));
         if (taps == 4096) {
             CHECK(canceller.onGpu());
             CHECK(canceller.fallbackReason().empty());
@@ -59,7 +59,7 @@ TEST_CASE("the canceller on a GPU: stereo lengths the GPU cannot take fall back 
             CHECK_THAT(canceller.fallbackReason(), Catch::Contains(taps == 4100 ? "8192" : "multiple of 4"));
             CHECK(canceller.plan().tapsPerChannel() == taps);
             s.backend = aec::Backend::Gpu;
-            CHECK_THROWS_AS(canceller.prepare(s, 160), aec::BackendUnavailable);
+            CHECK_THROWS_AS(canceller.prepare(s, stereo), aec::BackendUnavailable);
         }
     }
 }

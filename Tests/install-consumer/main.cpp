@@ -28,7 +28,7 @@ int main()
     settings.backend = quell::aec::Backend::Cpu;
     settings.suppressor.enabled = false;
     quell::aec::EchoCanceller canceller;
-    canceller.prepare(settings, 160);
+    canceller.prepare(settings, {.sampleRate = 16000, .maximumBlockSize = 160, .channels = 1});
     for (std::size_t pos = 0; pos < n; pos += 160)
         canceller.process(std::span<const float>(mic).subspan(pos, 160), std::span<const float>(far).subspan(pos, 160),
                           std::span<float>(out).subspan(pos, 160));
