@@ -7,8 +7,9 @@
 
 namespace quell::aec {
 
-void ClockDriftTracker::prepare(const DriftSettings& settings, int sampleRate)
+void ClockDriftTracker::prepare(const DriftSettings& settings, const dsp::ProcessSpec& spec)
 {
+    const int sampleRate = spec.sampleRate;
     if (sampleRate <= 0 || !(settings.measureSeconds > 0.0) || !(settings.minSpanSeconds > settings.measureSeconds)
         || settings.maxPoints < 4 || !(settings.gain > 0.0 && settings.gain <= 1.0) || !(settings.maxPpm > 0.0))
         throw std::invalid_argument("ClockDriftTracker: bad settings");

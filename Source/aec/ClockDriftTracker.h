@@ -20,6 +20,8 @@
 #include <span>
 #include <vector>
 
+#include "dsp/ProcessSpec.h"
+
 namespace quell::aec {
 
 struct DriftSettings {
@@ -34,7 +36,7 @@ struct DriftSettings {
 
 class ClockDriftTracker {
 public:
-    void prepare(const DriftSettings& settings, int sampleRate);
+    void prepare(const DriftSettings& settings, const dsp::ProcessSpec& spec);   // spec: the rate
     void reset();
     // Samples between measurements.
     int measureInterval() const { return interval_; }

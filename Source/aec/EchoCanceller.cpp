@@ -32,33 +32,29 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
     for (std::size_t c = 0; c < kMaxFarEndChannels; ++c)
         refHighPass_[c].prepare(std::span<const dsp::Biquad>(&hp, 1));
-    AlignerSpec align;
-    align.sampleRate = spec.sampleRate;
-    align.channels = spec.channels;
+    AlignerSettings align;
     align.maxDelaySeconds = settings.maxDelaySeconds;
     align.marginSeconds = settings.alignMarginSeconds;
     align.drift = settings.drift;
-    aligner_.prepare(align);
+    aligner_.prepare(align, spec);
     ForegroundSettings fg;
     fg.tapsPerChannel = filter_->taps();
     fg.channels = spec.channels;
     fg.segmentSamples = std::max(1, spec.sampleRate / 100);
     foreground_.prepare(fg);
     if (settings.suppressor.enabled) {
-        suppressor_.prepare(settings.suppressor, spec.sampleRate, filter_->taps());
+        suppressor_.prepare(settings.suppressor, spec, filter_->taps());
         suppressorFar_.prepare(1, filter_->taps());
         suppressorFarScratch_.assign(maxBlock, 0.0f);
     }
     pathChange_.prepare({});
     gate_.prepare({});
-    guard_.prepare({}, spec.sampleRate);
+    guard_.prepare({}, spec);
     if (settings.distortionFilter) {
         DistortionFilterSettings distortion;
         distortion.tapsPerChannel = fg.tapsPerChannel;
-        distortion.channels = fg.channels;
         distortion.segmentSamples = fg.segmentSamples;
-        distortion.sampleRate = spec.sampleRate;
-        distortion_.prepare(distortion);
+        distortion_.prepare(distortion, spec);
     }
     cancelWeights_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
     controls_ = CancellerControls{};

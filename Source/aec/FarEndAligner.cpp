@@ -6,20 +6,20 @@
 
 namespace quell::aec {
 
-void FarEndAligner::prepare(const AlignerSpec& spec)
+void FarEndAligner::prepare(const AlignerSettings& settings, const dsp::ProcessSpec& spec)
 {
+    settings_ = settings;
     spec_ = spec;
-    if (spec.maxDelaySeconds > 0.0) {
+    if (settings.maxDelaySeconds > 0.0) {
         DelayEstimatorSettings d;
-        d.sampleRate = spec.sampleRate;
-        d.maxDelaySeconds = spec.maxDelaySeconds;
-        estimator_.prepare(d);
-        line_.prepare(spec.channels, static_cast<int>(std::ceil(spec.maxDelaySeconds * spec.sampleRate)));
+        d.maxDelaySeconds = settings.maxDelaySeconds;
+        estimator_.prepare(d, spec);
+        line_.prepare(spec.channels, static_cast<int>(std::ceil(settings.maxDelaySeconds * spec.sampleRate)));
     } else {
         line_.prepare(0, 0);
     }
     shift_.prepare({});
-    drift_.prepare(spec.drift, spec.sampleRate);
+    drift_.prepare(settings.drift, spec);
     reset();
 }
 
@@ -54,7 +54,7 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
         // taps the room's tail needs. And not at all while the weights that cancel now would lose part
         // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
         // comparison is with where it has taken it.
-        const int margin = static_cast<int>(std::lround(spec_.marginSeconds * spec_.sampleRate));
+        const int margin = static_cast<int>(std::lround(settings_.marginSeconds * spec_.sampleRate));
         const int estimate = estimator_.delaySamples();
         const int target = std::clamp(estimate - margin, 0, line_.maxDelay());
         const long current = std::lround(appliedDelay_ + driftOffset_);
@@ -103,7 +103,7 @@ bool FarEndAligner::shiftKeepsPath(long target, int shift, Path& path)
 void FarEndAligner::segment(double micEnergy, double outEnergy, double farEnergy, int samples, Path& path)
 {
     shift_.segment(micEnergy, outEnergy, farEnergy, samples);
-    if (!spec_.drift.enabled || !active())
+    if (!settings_.drift.enabled || !active())
         return;
     driftMic_ += micEnergy;
     driftOut_ += outEnergy;

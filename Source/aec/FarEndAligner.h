@@ -23,9 +23,7 @@
 
 namespace quell::aec {
 
-struct AlignerSpec {
-    int sampleRate = 16000;
-    int channels = 1;              // far-end channels
+struct AlignerSettings {
     double maxDelaySeconds = 1.0;  // 0: no alignment (the far end passes as it comes)
     double marginSeconds = 0.004;  // taps kept before the direct path
     DriftSettings drift{};
@@ -44,7 +42,8 @@ public:
         ~Path() = default;
     };
 
-    void prepare(const AlignerSpec& spec);
+    // spec: the rate and the far end's channels.
+    void prepare(const AlignerSettings& settings, const dsp::ProcessSpec& spec);
     void reset();
     bool active() const { return line_.channels() > 0; }
 
@@ -70,7 +69,8 @@ public:
 private:
     bool shiftKeepsPath(long target, int shift, Path& path);
 
-    AlignerSpec spec_{};
+    AlignerSettings settings_{};
+    dsp::ProcessSpec spec_{};
     FarEndDelayEstimator estimator_;
     ClockDriftTracker drift_;
     FractionalDelayReader fractional_;

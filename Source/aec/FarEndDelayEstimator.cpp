@@ -7,14 +7,14 @@
 
 namespace quell::aec {
 
-void FarEndDelayEstimator::prepare(const DelayEstimatorSettings& s)
+void FarEndDelayEstimator::prepare(const DelayEstimatorSettings& s, const dsp::ProcessSpec& spec)
 {
-    if (s.sampleRate < 8000 || s.maxDelaySeconds <= 0.0 || s.maxDelaySeconds > 4.0 || s.memorySeconds <= 0.0
+    if (spec.sampleRate < 8000 || s.maxDelaySeconds <= 0.0 || s.maxDelaySeconds > 4.0 || s.memorySeconds <= 0.0
         || s.holdSeconds < 0.0 || s.warmupSeconds < 0.0)
         throw std::invalid_argument("FarEndDelayEstimator: bad settings");
     settings_ = s;
-    factor_ = std::max(1, static_cast<int>(std::lround(s.sampleRate / 4000.0)));
-    const double rate = static_cast<double>(s.sampleRate) / factor_;
+    factor_ = std::max(1, static_cast<int>(std::lround(spec.sampleRate / 4000.0)));
+    const double rate = static_cast<double>(spec.sampleRate) / factor_;
     lags_ = static_cast<int>(std::ceil(s.maxDelaySeconds * rate)) + 1;
     alpha_ = std::exp(-1.0 / (s.memorySeconds * rate));
     shortAlpha_ = std::exp(-1.0 / (0.03 * rate));

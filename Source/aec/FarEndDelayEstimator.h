@@ -22,10 +22,11 @@
 #include <span>
 #include <vector>
 
+#include "dsp/ProcessSpec.h"
+
 namespace quell::aec {
 
 struct DelayEstimatorSettings {
-    int sampleRate = 16000;
     double maxDelaySeconds = 1.0;
     double memorySeconds = 0.4;
     double holdSeconds = 0.05;
@@ -44,7 +45,8 @@ struct DelayEstimatorSettings {
 
 class FarEndDelayEstimator {
 public:
-    void prepare(const DelayEstimatorSettings& settings);
+    // spec: the rate (at least 8 kHz). Throws std::invalid_argument on bad settings.
+    void prepare(const DelayEstimatorSettings& settings, const dsp::ProcessSpec& spec);
     void reset();
     // mic and ref the same length, any block size.
     void process(std::span<const float> mic, std::span<const float> ref);

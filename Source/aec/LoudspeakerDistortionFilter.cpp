@@ -65,19 +65,20 @@ double symmetric(const std::array<double, K * K>& lower, std::size_t i, std::siz
 
 } // namespace
 
-void LoudspeakerDistortionFilter::prepare(const DistortionFilterSettings& s)
+void LoudspeakerDistortionFilter::prepare(const DistortionFilterSettings& s, const dsp::ProcessSpec& spec)
 {
-    if (s.tapsPerChannel < 1 || s.channels < 1 || s.segmentSamples < 1 || s.sampleRate < 1 || !(s.memorySeconds > 0.0)
+    if (s.tapsPerChannel < 1 || spec.channels < 1 || s.segmentSamples < 1 || spec.sampleRate < 1 || !(s.memorySeconds > 0.0)
         || !(s.ridge >= 0.0) || !(s.minGainDb >= 0.0))
         throw std::invalid_argument("LoudspeakerDistortionFilter: bad settings");
     settings_ = s;
-    const std::size_t line = 2 * static_cast<std::size_t>(s.tapsPerChannel) * static_cast<std::size_t>(s.channels);
+    spec_ = spec;
+    const std::size_t line = 2 * static_cast<std::size_t>(s.tapsPerChannel) * static_cast<std::size_t>(spec.channels);
     for (auto& l : lines_)
         l.assign(line, 0.0f);
     for (auto& z : z_)
         z.assign(static_cast<std::size_t>(s.segmentSamples), 0.0f);
     nl_.assign(static_cast<std::size_t>(s.segmentSamples), 0.0f);
-    decay_ = std::exp(-double(s.segmentSamples) / (s.memorySeconds * s.sampleRate));
+    decay_ = std::exp(-double(s.segmentSamples) / (s.memorySeconds * spec.sampleRate));
     reset();
 }
 
@@ -103,7 +104,7 @@ void LoudspeakerDistortionFilter::reset()
 
 void LoudspeakerDistortionFilter::push(std::span<const float> ref, std::size_t n)
 {
-    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
     const std::size_t taps = static_cast<std::size_t>(settings_.tapsPerChannel);
     pos_ = pos_ == 0 ? taps - 1 : pos_ - 1;
     for (std::size_t c = 0; c < channels; ++c) {
@@ -118,7 +119,7 @@ void LoudspeakerDistortionFilter::push(std::span<const float> ref, std::size_t n
 
 void LoudspeakerDistortionFilter::skip(std::span<const float> ref)
 {
-    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
     for (std::size_t n = 0; n * channels < ref.size(); ++n)
         push(ref, n);
     segFar_ = 0.0;
@@ -128,7 +129,7 @@ void LoudspeakerDistortionFilter::skip(std::span<const float> ref)
 void LoudspeakerDistortionFilter::estimate(std::span<const float> ref, std::span<const float> weights,
                                            std::span<float> distortion)
 {
-    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
     const std::size_t taps = static_cast<std::size_t>(settings_.tapsPerChannel);
     const std::size_t n = distortion.size();
     if (ref.size() != n * channels || weights.size() != taps * channels
@@ -208,7 +209,7 @@ void LoudspeakerDistortionFilter::segmentEnd(bool learn, bool learnNext)
             p_[i] = decay_ * p_[i] + segP_[i];
         ee_ = decay_ * ee_ + segEe_;
         seen_ += settings_.segmentSamples;
-        const double power = segFar_ / (double(settings_.segmentSamples) * settings_.channels);
+        const double power = segFar_ / (double(settings_.segmentSamples) * spec_.channels);
         farPower_ = farPower_ > 0.0 ? decay_ * farPower_ + (1.0 - decay_) * power : power;
         // The knees follow the far end's level slowly (the fit's memory): the same clippers describe the
         // loudspeaker whatever the far end's level.
@@ -221,7 +222,7 @@ void LoudspeakerDistortionFilter::segmentEnd(bool learn, bool learnNext)
     segEe_ = segFar_ = 0.0;
 
     std::array<double, K> a{};
-    const bool solved = ee_ > 0.0 && seen_ >= settings_.sampleRate && solveNormalEquations(r_, p_, settings_.ridge, a);
+    const bool solved = ee_ > 0.0 && seen_ >= spec_.sampleRate && solveNormalEquations(r_, p_, settings_.ridge, a);
     gainDb_ = 0.0;
     if (solved) {
         double residual = ee_;

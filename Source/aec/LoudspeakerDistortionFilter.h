@@ -43,13 +43,13 @@
 #include <span>
 #include <vector>
 
+#include "dsp/ProcessSpec.h"
+
 namespace quell::aec {
 
 struct DistortionFilterSettings {
     int tapsPerChannel = 1024;
-    int channels = 1;
     int segmentSamples = 160;
-    int sampleRate = 16000;
     double memorySeconds = 4.0;
     double ridge = 1e-4;
     double minGainDb = 0.5;
@@ -61,7 +61,8 @@ public:
     static constexpr std::array<float, kClippers> kKnees = {1.0f, 2.0f, 4.0f};   // x the far end's RMS
     static constexpr std::size_t kTerms = kClippers + 1;                         // and the linear estimate
 
-    void prepare(const DistortionFilterSettings& settings);
+    // spec: the rate and the far end's channels (those of the linear filter's weights).
+    void prepare(const DistortionFilterSettings& settings, const dsp::ProcessSpec& spec);
     void reset();
     // ref: the aligned far end, channels interleaved (as the linear filter's); weights: the linear filter
     // whose echo estimate the output is (planar, tapsPerChannel per channel). distortion = the fitted
@@ -88,6 +89,7 @@ private:
     void push(std::span<const float> ref, std::size_t n);
 
     DistortionFilterSettings settings_{};
+    dsp::ProcessSpec spec_{};
     // Per clipper and channel: twice the taps (the newest window contiguous).
     std::array<std::vector<float>, kClippers> lines_;
     std::array<std::vector<float>, kClippers> z_;   // the segment's regressors

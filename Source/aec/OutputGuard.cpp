@@ -8,8 +8,9 @@
 
 namespace quell::aec {
 
-void OutputGuard::prepare(const OutputGuardSettings& s, int sampleRate)
+void OutputGuard::prepare(const OutputGuardSettings& s, const dsp::ProcessSpec& spec)
 {
+    const int sampleRate = spec.sampleRate;
     if (sampleRate <= 0 || !(s.shortSeconds > 0.0) || !(s.longSeconds > 0.0) || !(s.crossfadeSeconds > 0.0)
         || !(s.holdSeconds >= 0.0) || !(s.shortDb >= 0.0) || !(s.longDb >= 0.0) || !(s.clearDb >= 0.0))
         throw std::invalid_argument("OutputGuard: bad settings");

@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <span>
 
+#include "dsp/ProcessSpec.h"
+
 namespace quell::aec {
 
 struct OutputGuardSettings {
@@ -34,7 +36,7 @@ struct OutputGuardSettings {
 
 class OutputGuard {
 public:
-    void prepare(const OutputGuardSettings& settings, int sampleRate);
+    void prepare(const OutputGuardSettings& settings, const dsp::ProcessSpec& spec);   // spec: the rate
     void reset();
     // mic = d, out = the linear output, replaced in place where it is louder than d.
     void process(std::span<const float> mic, std::span<float> out);

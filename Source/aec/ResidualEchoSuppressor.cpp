@@ -24,8 +24,9 @@ double meanDb(const ResidualGainTracker& tracker, std::size_t bands)
 
 } // namespace
 
-void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, int sampleRate, int filterSamples)
+void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const dsp::ProcessSpec& spec, int filterSamples)
 {
+    const int sampleRate = spec.sampleRate;
     if (sampleRate <= 0 || filterSamples < 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
         || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)

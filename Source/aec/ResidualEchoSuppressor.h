@@ -42,6 +42,7 @@
 #include "aec/LoudspeakerExcessSpectrum.h"
 #include "aec/ResidualGainTracker.h"
 #include "dsp/Fft.h"
+#include "dsp/ProcessSpec.h"
 
 namespace quell::aec {
 
@@ -124,11 +125,11 @@ struct SuppressorSettings {
 
 class ResidualEchoSuppressor {
 public:
-    // Throws std::invalid_argument on bad settings.
+    // Throws std::invalid_argument on bad settings. spec: the rate.
     // filterSamples: the linear filter's length per far-end channel, where the echo it cannot model by its
     // length begins (settings.beyondFilterModel); 0 = no such model. The far end's alignment lag is not
     // subtracted: it is found within the first taps, and a tail taken a few ms late is still the tail.
-    void prepare(const SuppressorSettings& settings, int sampleRate, int filterSamples = 0);
+    void prepare(const SuppressorSettings& settings, const dsp::ProcessSpec& spec, int filterSamples = 0);
     void reset();
     // mic = d (as the linear filter saw it), error = e (the linear filter's output), farEnd = the far end
     // as aligned for the linear filter (the channels' sum for several); out = the suppressed output,

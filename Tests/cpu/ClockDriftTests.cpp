@@ -65,7 +65,7 @@ TEST_CASE("ClockDriftTracker follows a moving peak and stays at zero on a still 
 {
     const int rate = 16000, taps = 64;
     aec::ClockDriftTracker tracker;
-    tracker.prepare({}, rate);
+    tracker.prepare({}, {.sampleRate = rate});
     const double interval = tracker.measureInterval();
     // A peak moving at 1.6 taps per second (100 ppm), the filter following it exactly.
     double position = 20.0;
@@ -83,13 +83,13 @@ TEST_CASE("ClockDriftTracker follows a moving peak and stays at zero on a still 
     CHECK(tracker.ppm() == Approx(100.0).margin(3.0));
 
     aec::ClockDriftTracker still;
-    still.prepare({}, rate);
+    still.prepare({}, {.sampleRate = rate});
     for (int m = 0; m < 400; ++m)
         still.measure(w, true);
     CHECK(std::fabs(still.ppm()) < 1.0);
     // Measurements from a filter that does not cancel are not used.
     aec::ClockDriftTracker idle;
-    idle.prepare({}, rate);
+    idle.prepare({}, {.sampleRate = rate});
     for (int m = 0; m < 400; ++m)
         idle.measure(w, false);
     CHECK(idle.updates() == 0);

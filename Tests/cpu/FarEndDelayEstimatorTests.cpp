@@ -71,7 +71,7 @@ TEST_CASE("FarEndDelayEstimator finds a bulk delay and keeps it through far-end 
 
     aec::FarEndDelayEstimator e;
     aec::DelayEstimatorSettings s;
-    e.prepare(s);
+    e.prepare(s, {.sampleRate = 16000});
     REQUIRE_FALSE(e.found());
     feed(e, m, x, 0, 2 * kRate);
     REQUIRE(e.found());
@@ -94,7 +94,7 @@ TEST_CASE("FarEndDelayEstimator follows a delay change within a second and reach
     const auto m = echoOf(x, delay, 22);
 
     aec::FarEndDelayEstimator e;
-    e.prepare({});
+    e.prepare({}, {.sampleRate = 16000});
     feed(e, m, x, 0, 3 * kRate);
     REQUIRE(e.found());
     CHECK(std::abs(e.delaySamples() - 14400) <= 12);
@@ -108,7 +108,7 @@ TEST_CASE("FarEndDelayEstimator reports nothing on a silent or uncorrelated far 
     const auto x = burstyFarEnd(n, 31);
     const auto other = burstyFarEnd(n, 32);   // mic hears something else entirely
     aec::FarEndDelayEstimator e;
-    e.prepare({});
+    e.prepare({}, {.sampleRate = 16000});
     feed(e, other, x, 0, n);
     CHECK_FALSE(e.found());
     const std::vector<float> silent(n, 0.0f);

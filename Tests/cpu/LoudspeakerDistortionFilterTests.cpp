@@ -58,9 +58,8 @@ StageRun runStage(const std::vector<double>& x, const std::vector<double>& mic, 
     aec::DistortionFilterSettings s;
     s.tapsPerChannel = static_cast<int>(w.size());
     s.segmentSamples = kSegment;
-    s.sampleRate = kRate;
     aec::LoudspeakerDistortionFilter stage;
-    stage.prepare(s);
+    stage.prepare(s, {.sampleRate = kRate});
     const std::vector<float> ref(x.begin(), x.end()), weights(w.begin(), w.end());
     const auto linear = test::convolve(std::span<const double>(x), std::span<const double>(w));
     StageRun run;
@@ -161,10 +160,11 @@ TEST_CASE("The distortion stage refuses bad settings and segments overrun", "[ae
     aec::LoudspeakerDistortionFilter stage;
     aec::DistortionFilterSettings s;
     s.tapsPerChannel = 0;
-    CHECK_THROWS_AS(stage.prepare(s), std::invalid_argument);
+    CHECK_THROWS_AS(stage.prepare(s, {}), std::invalid_argument);
     s.tapsPerChannel = 16;
+    CHECK_THROWS_AS(stage.prepare(s, {.channels = 0}), std::invalid_argument);
     s.segmentSamples = 10;
-    stage.prepare(s);
+    stage.prepare(s, {});
     std::vector<float> ref(11, 0.1f), w(16, 0.0f), nl(11);
     CHECK_THROWS_AS(stage.estimate(ref, w, nl), std::invalid_argument);
     CHECK_THROWS_AS(stage.estimate(std::span<const float>(ref).first(4), std::span<const float>(w).first(8),

@@ -29,7 +29,7 @@ TEST_CASE("The output guard passes an output quieter than the microphone untouch
     std::vector<float> mic(micd.begin(), micd.end()), out(errd.begin(), errd.end());
     const std::vector<float> original = out;
     aec::OutputGuard g;
-    g.prepare({}, 16000);
+    g.prepare({}, {.sampleRate = 16000});
     for (std::size_t pos = 0; pos < mic.size(); pos += 111) {
         const std::size_t n = std::min<std::size_t>(111, mic.size() - pos);
         g.process(std::span(mic).subspan(pos, n), std::span(out).subspan(pos, n));
@@ -51,7 +51,7 @@ TEST_CASE("The output guard plays the microphone while the output is louder, the
         out[i] = static_cast<float>(t < 1.0 || t >= 2.0 ? good[i] : t < 1.5 ? loud[i] : 1.1 * micd[i] + good[i]);
     }
     aec::OutputGuard g;
-    g.prepare({}, rate);
+    g.prepare({}, {.sampleRate = rate});
     std::vector<float> guarded = out;
     g.process(mic, guarded);
     auto window = [&](const std::vector<float>& v, double from, double to) {
@@ -87,7 +87,7 @@ TEST_CASE("The output guard lets go at once when the far end resumes after a pau
         out[i] = static_cast<float>(pause ? 1.2 * noise[i] : noise[i] + residual[i]);
     }
     aec::OutputGuard g;
-    g.prepare({}, rate);
+    g.prepare({}, {.sampleRate = rate});
     std::vector<float> guarded = out;
     for (std::size_t pos = 0; pos < mic.size(); pos += 64)
         g.process(std::span(mic).subspan(pos, 64), std::span(guarded).subspan(pos, 64));
@@ -102,9 +102,9 @@ TEST_CASE("The output guard refuses bad settings", "[aec][guard]")
     aec::OutputGuard g;
     aec::OutputGuardSettings s;
     s.shortSeconds = 0.0;
-    CHECK_THROWS_AS(g.prepare(s, 16000), std::invalid_argument);
-    CHECK_THROWS_AS(g.prepare({}, 0), std::invalid_argument);
-    g.prepare({}, 16000);
+    CHECK_THROWS_AS(g.prepare(s, {.sampleRate = 16000}), std::invalid_argument);
+    CHECK_THROWS_AS(g.prepare({}, {.sampleRate = 0}), std::invalid_argument);
+    g.prepare({}, {.sampleRate = 16000});
     std::vector<float> a(10), b(9);
     CHECK_THROWS_AS(g.process(a, b), std::invalid_argument);
 }

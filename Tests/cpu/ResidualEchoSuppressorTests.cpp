@@ -83,7 +83,7 @@ TEST_CASE("The residual echo suppressor is transparent without an echo estimate,
 {
     for (const int rate : {8000, 16000, 48000}) {
         aec::ResidualEchoSuppressor s;
-        s.prepare({}, rate);
+        s.prepare({}, {.sampleRate = rate});
         INFO("rate " << rate << " frame " << s.frameSize());
         CHECK(s.latencySamples() == s.frameSize() - 1);
         const auto xd = test::whiteNoise(static_cast<std::size_t>(rate), 3, 0.5);
@@ -107,14 +107,14 @@ TEST_CASE("The residual echo suppressor's output does not depend on the block sp
 {
     const BurstScene scene = burstScene(16000, 3.0, 0.003);
     aec::ResidualEchoSuppressor a, b;
-    a.prepare({}, 16000);
-    b.prepare({}, 16000);
+    a.prepare({}, {.sampleRate = 16000});
+    b.prepare({}, {.sampleRate = 16000});
     const auto outA = runSplit(a, scene.mic, scene.err, scene.far, 1);
     const auto outB = runSplit(b, scene.mic, scene.err, scene.far, 2);
     CHECK(outA == outB);
     // In place (out aliasing the error) gives the same samples too.
     aec::ResidualEchoSuppressor c;
-    c.prepare({}, 16000);
+    c.prepare({}, {.sampleRate = 16000});
     std::vector<float> inPlace = scene.err;
     c.process(scene.mic, inPlace, scene.far, inPlace);
     CHECK(inPlace == outA);
@@ -132,7 +132,7 @@ TEST_CASE("The residual echo suppressor removes a residual that follows the echo
     settings.maxAttenuationDb = 12.0;
     settings.weakFilterMarginDb = 0.0;
     aec::ResidualEchoSuppressor s;
-    s.prepare(settings, rate);
+    s.prepare(settings, {.sampleRate = rate});
     const auto out = runSplit(s, scene.mic, scene.err, scene.far, 3);
     const int L = s.latencySamples();
     const double errorInBursts = powerWhere(scene.err, scene, 0, true, rate);
@@ -154,7 +154,7 @@ TEST_CASE("The residual echo suppressor removes a residual that follows the echo
     // No attenuation allowed: the output is the error, delayed.
     aec::ResidualEchoSuppressor off;
     settings.maxAttenuationDb = 0.0;
-    off.prepare(settings, rate);
+    off.prepare(settings, {.sampleRate = rate});
     const auto passed = runSplit(off, scene.mic, scene.err, scene.far, 4);
     double maxErr = 0.0;
     for (std::size_t i = static_cast<std::size_t>(L); i < passed.size(); ++i)
@@ -190,7 +190,7 @@ TEST_CASE("The suppressor's held linear reach falls fast after an echo-path chan
     settings.comfortNoise = false;
     auto reachAfter = [&](const std::vector<float>& mic, const std::vector<float>& err, std::size_t samples) {
         aec::ResidualEchoSuppressor s;
-        s.prepare(settings, rate);
+        s.prepare(settings, {.sampleRate = rate});
         std::vector<float> out(samples);
         s.process(std::span(mic).first(samples), std::span(err).first(samples), std::span(far).first(samples), out);
         return s.linearReachDb();
@@ -241,7 +241,7 @@ TEST_CASE("The suppressor takes the room's tail beyond the linear filter's taps,
     settings.comfortNoise = false;
     auto run = [&](int filterSamples) {
         aec::ResidualEchoSuppressor s;
-        s.prepare(settings, rate, filterSamples);
+        s.prepare(settings, {.sampleRate = rate}, filterSamples);
         std::vector<float> out(n);
         s.process(mic, err, far, out);
         // Output powers over the last 2 s of far-end single talk and over double talk (after 0.5 s).
@@ -280,7 +280,7 @@ TEST_CASE("The suppressor takes the room's tail beyond the linear filter's taps,
         lineFar[i] = static_cast<float>(line[i]);
     }
     aec::ResidualEchoSuppressor s;
-    s.prepare(settings, rate, filterTaps);
+    s.prepare(settings, {.sampleRate = rate}, filterTaps);
     std::vector<float> out(n);
     s.process(headset, headset, lineFar, out);
     const std::size_t L = static_cast<std::size_t>(s.latencySamples());
@@ -301,7 +301,7 @@ TEST_CASE("Comfort noise fills what the suppressor takes away with noise at the 
     for (const bool comfort : {false, true}) {
         settings.comfortNoise = comfort;
         aec::ResidualEchoSuppressor s;
-        s.prepare(settings, rate);
+        s.prepare(settings, {.sampleRate = rate});
         const auto out = runSplit(s, scene.mic, scene.err, scene.far, 5);
         burstPower[comfort] = powerWhere(out, scene, s.latencySamples(), true, rate);
         gapPower[comfort] = powerWhere(out, scene, s.latencySamples(), false, rate);
@@ -325,12 +325,12 @@ TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor
     aec::ResidualEchoSuppressor s;
     aec::SuppressorSettings bad;
     bad.frameSeconds = 0.0;
-    CHECK_THROWS_AS(s.prepare(bad, 16000), std::invalid_argument);
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     bad = {};
     bad.overSubtraction = 0.5;
-    CHECK_THROWS_AS(s.prepare(bad, 16000), std::invalid_argument);
-    CHECK_THROWS_AS(s.prepare({}, 0), std::invalid_argument);
-    s.prepare({}, 16000);
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    CHECK_THROWS_AS(s.prepare({}, {.sampleRate = 0}), std::invalid_argument);
+    s.prepare({}, {.sampleRate = 16000});
     std::vector<float> a(10), b(9);
     CHECK_THROWS_AS(s.process(a, b, a, a), std::invalid_argument);
     CHECK_THROWS_AS(s.process(a, a, b, a), std::invalid_argument);
