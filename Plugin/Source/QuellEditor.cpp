@@ -110,8 +110,8 @@ void QuellEditor::timerCallback()
     } else if (!s.backendNote.empty()) {
         backend_.setText(juce::String(s.backendNote), juce::dontSendNotification);
     }
-    if (processor_.echoPath(weights_))
-        plot_.setWeights(weights_, aec::kCancellerRate);
+    if (s.cancellerRate > 0 && processor_.echoPath(weights_))
+        plot_.setWeights(weights_, s.cancellerRate);
 }
 
 void QuellEditor::paint(juce::Graphics& g)

@@ -263,6 +263,7 @@ PluginStatus QuellProcessor::status() const
     s.maxBlock = maxBlock_;
     s.micChannels = micChannels_;
     s.farEndChannels = farEndChannels_;
+    s.cancellerRate = engine_.spec().cancellerRate;
     s.offline = engineOffline_.load();
     s.applied = applied_;
     return s;

@@ -42,6 +42,7 @@ struct PluginStatus {
     int maxBlock = 0;
     int micChannels = 0;
     int farEndChannels = 0;
+    int cancellerRate = 0;     // the rate the canceller (and the echo path's taps) run at
     bool offline = false;
     CancellerChoice applied{};
 };

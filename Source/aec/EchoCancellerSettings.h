@@ -90,9 +90,9 @@ inline constexpr int kCancellerRate = 16000;
 // (memory max(10000, 10 x taps x far-end channels) samples).
 double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels);
 
-// Throws std::invalid_argument naming the first value outside its range (taps 0 is automatic): the
-// settings', then the spec's (rate kMinSampleRate..kMaxSampleRate, 1..kMaxFarEndChannels far-end
-// channels, a positive block).
+// Throws std::invalid_argument naming the first value outside its range: the spec's (rate
+// kMinSampleRate..kMaxSampleRate, 1..kMaxFarEndChannels far-end channels, a positive block), then the
+// settings' (taps 0 is automatic).
 void validate(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec);
 
 } // namespace quell::aec

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the echo canceller runs, decided in one place. planLinearFilter() takes the
-// settings and what the canceller is fed (dsp::ProcessSpec: rate, block, far-end channels) and returns either a plan (where and which filter, its length per far-end
-// channel, its channels and forgetting factor, and why it was chosen) or the reason nothing can run as
-// asked, without throwing; makeLinearFilter() allocates what a plan says and nothing else decides.
+// settings and what the canceller is fed (dsp::ProcessSpec: rate, block, far-end channels) and returns
+// either a plan (where and which filter, its length per far-end channel, its channels and forgetting
+// factor, and why it was chosen) or the reason nothing can run as asked, without throwing;
+// makeLinearFilter() allocates what a plan says and nothing else decides.
 //
 // The decisions, in order:
 //  - the length: settings.taps, or when 0 the automatic one (on a GPU the longest of 256 and 128 ms that
