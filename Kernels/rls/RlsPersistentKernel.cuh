@@ -103,7 +103,12 @@ public:
         vPub = wRows + R;               // cluster variant: [2][R] v_i of this block's rows, by parity
         partPub = vPub + 2 * R;         // cluster variant: [2][2] {u^T v, w^T u} of this block, by parity
 
-        P = p.P + channel * p.pStride;
+        // This thread's first column of the block's first row; a tile is an int offset from it (R rows of
+        // paddedColumns floats fit an int). Computed per tile in 64 bits from the row index, the address
+        // took 52 more instructions per row group of the row pass and N = 4096 ran 2.7 % slower (NOTES.md,
+        // run 12).
+        pHome = reinterpret_cast<float4*>(p.P + channel * p.pStride + static_cast<size_t>(row0) * p.paddedColumns) + tid;
+        rowStride4 = p.paddedColumns / 4;
         wHome = p.w + static_cast<size_t>(channel) * K * R;
         vBase = p.v + static_cast<size_t>(channel) * 2 * p.vLength;
         partials = p.partials + static_cast<size_t>(channel) * 2 * 2 * K; // [2][K][uv, wu]
@@ -209,7 +214,7 @@ public:
 private:
     __device__ __forceinline__ float4* globalTile(int localRow, int c) const
     {
-        return reinterpret_cast<float4*>(P + static_cast<size_t>(row0 + localRow) * p.paddedColumns) + tid + c * T;
+        return pHome + (localRow * rowStride4 + c * T);
     }
     __device__ __forceinline__ float4& sharedTile(int sg, int k, int c) const
     {
@@ -519,10 +524,11 @@ private:
 
     const KernelParams& p;
     SampleDecision& decision_;
-    int T, tid, lane, warp, W, K, R, G, N, channel, slice, row0, SG;
+    int T, tid, lane, warp, W, K, R, G, N, channel, slice, row0, SG, rowStride4;
     bool writer;
     float4* sharedP;
-    float *ring, *vRows, *wRows, *vPub, *partPub, *P, *wHome, *out;
+    float *ring, *vRows, *wRows, *vPub, *partPub, *wHome, *out;
+    float4* pHome;
     unsigned long long *vBase, *partials;
     const float *win, *mic;
     ChannelState* st;
