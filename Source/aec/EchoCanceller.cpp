@@ -22,7 +22,6 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     const std::size_t maxBlock = spec.maximumBlockSize;
 
     settings_ = settings;
-    spec_ = spec;
     plan_ = plan;
     filter_.reset();
     filter_ = makeLinearFilter(plan);
@@ -40,7 +39,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     ForegroundSettings fg;
     fg.tapsPerChannel = filter_->taps();
     fg.channels = spec.channels;
-    fg.segmentSamples = std::max(1, spec.sampleRate / 100);
+    fg.segmentSamples = segmentSamples(spec.sampleRate);
     foreground_.prepare(fg);
     if (settings.suppressor.enabled) {
         suppressor_.prepare(settings.suppressor, spec, filter_->taps());
@@ -100,13 +99,13 @@ void EchoCanceller::clearRunningState()
 
 std::span<const float> EchoCanceller::farEndSum(std::size_t n)
 {
-    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
     if (channels == 1)
         return {refScratch_.data(), n};
     for (std::size_t i = 0; i < n; ++i) {
         float acc = 0.0f;
         for (std::size_t c = 0; c < channels; ++c)
-            acc += refScratch_[c * spec_.maximumBlockSize + i];
+            acc += refScratch_[c * plan_.spec.maximumBlockSize + i];
         downmix_[i] = acc;
     }
     return {downmix_.data(), n};
@@ -129,7 +128,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
 void EchoCanceller::process(std::span<const float> mic, std::span<const std::span<const float>> refs,
                             std::span<float> out)
 {
-    const std::size_t channels = static_cast<std::size_t>(spec_.channels);
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
     if (refs.size() != channels)
         throw std::invalid_argument("EchoCanceller::process: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
                                     + std::to_string(channels));
@@ -138,17 +137,17 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
     if (out.size() < mic.size())
         throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
-    for (std::size_t pos = 0; pos < mic.size(); pos += spec_.maximumBlockSize) {
-        const std::size_t n = std::min(spec_.maximumBlockSize, mic.size() - pos);
+    for (std::size_t pos = 0; pos < mic.size(); pos += plan_.spec.maximumBlockSize) {
+        const std::size_t n = std::min(plan_.spec.maximumBlockSize, mic.size() - pos);
         std::span<float> m(micScratch_.data(), n);
         micHighPass_.process(mic.subspan(pos, n), m);
         for (std::size_t c = 0; c < channels; ++c)
-            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * spec_.maximumBlockSize, n));
+            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * plan_.spec.maximumBlockSize, n));
         // The filter forgets what it learnt at the old alignment when the far end moves: RLS with a long
         // memory would carry it for a second or more (10 dB of steady ERLE lost after the first alignment
         // of a delayed speech echo of the corpus). The foreground keeps cancelling with what it has until
         // the restarted filter does better.
-        if (aligner_.active() && aligner_.align(m, farEndSum(n), refScratch_.data(), spec_.maximumBlockSize, n, *this))
+        if (aligner_.active() && aligner_.align(m, farEndSum(n), refScratch_.data(), plan_.spec.maximumBlockSize, n, *this))
             filter_->restartCovariance();
         // The far end as the filter sees it; the suppressor's far-end model takes it later by the echo's lag.
         const std::span<const float> farSum = farEndSum(n);
@@ -157,7 +156,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         if (channels > 1) {
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t c = 0; c < channels; ++c)
-                    refInterleaved_[i * channels + c] = refScratch_[c * spec_.maximumBlockSize + i];
+                    refInterleaved_[i * channels + c] = refScratch_[c * plan_.spec.maximumBlockSize + i];
             interleaved = refInterleaved_.data();
         }
         const std::span<const float> r(interleaved, n * channels);
@@ -205,7 +204,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             at += k;
             if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
                 aligner_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples(), *this);
-                if (settings_.restartOnPathChange && spec_.channels == 1 && controls_.adapt
+                if (settings_.restartOnPathChange && plan_.spec.channels == 1 && controls_.adapt
                     && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples())) {
                     filter_->restartCovariance();
                     foreground_.backgroundRestarted();

@@ -73,8 +73,8 @@ public:
     dsp::RlsHealth health() const { return filter_ ? filter_->health() : dsp::RlsHealth{}; }
     // The settings in use: as requested, with the automatic filter length resolved.
     const EchoCancellerSettings& settings() const { return settings_; }
-    // What prepare() was given: rate, most samples per call, far-end channels.
-    const dsp::ProcessSpec& spec() const { return spec_; }
+    // What prepare() was given (and the plan was made for): rate, most samples per call, far-end channels.
+    const dsp::ProcessSpec& spec() const { return plan_.spec; }
     // Which filter runs and why (FilterPlan.h).
     const FilterPlan& plan() const { return plan_; }
     // The delay now applied to the far end, in samples (0 while none is found or alignment is off).
@@ -115,7 +115,6 @@ private:
     void clearRunningState();
 
     EchoCancellerSettings settings_{};
-    dsp::ProcessSpec spec_{};
     FilterPlan plan_{};
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];

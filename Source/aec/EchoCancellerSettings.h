@@ -3,6 +3,8 @@
 // What the echo canceller is asked to do, with every limit beside the check that enforces it. The filter
 // length is per far-end channel everywhere above the filters themselves. What it is fed (its rate, the
 // most samples per call, the far end's channels) travels beside the settings in a dsp::ProcessSpec.
+#include <algorithm>
+
 #include "aec/Backend.h"
 #include "aec/ClockDriftTracker.h"
 #include "aec/FilterKind.h"
@@ -85,6 +87,10 @@ struct EchoCancellerSettings {
 // The canceller's usual rate: the pipelines resample to it (EchoPipeline), and 16 kHz is what every
 // default above was measured at.
 inline constexpr int kCancellerRate = 16000;
+
+// The canceller's segment, 10 ms at its rate: the foreground decides once per segment, and the linear
+// filter's calls (the RLS's trace checks, the GPU's launches) end at its boundaries.
+inline constexpr int segmentSamples(int sampleRate) { return std::max(1, sampleRate / 100); }
 
 // The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
 // (memory max(10000, 10 x taps x far-end channels) samples).

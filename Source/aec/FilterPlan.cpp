@@ -35,7 +35,7 @@ dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& 
     resolved.taps = tapsPerChannel;
     r.lambda = effectiveLambda(resolved, spec.channels);
     r.delta = s.delta;
-    r.traceCheckSamples = std::max(1, spec.sampleRate / 100);   // the foreground's segment: calls end there
+    r.traceCheckSamples = segmentSamples(spec.sampleRate);
     return r;
 }
 
@@ -49,7 +49,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
-            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, spec, taps), static_cast<std::size_t>(std::max(1, rate / 100)));
+            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, spec, taps), static_cast<std::size_t>(segmentSamples(rate)));
             gpuRuns = gpuRuns || speed > 0.0;
             if (speed >= kAutomaticRealtime * rate) {
                 char text[120];

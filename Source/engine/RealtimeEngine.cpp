@@ -33,15 +33,8 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     const std::size_t farChannels = static_cast<std::size_t>(spec.farEndChannels);
     stride_ = channels + farChannels;
 
-    PipelineSpec ps;
-    ps.hostRate = spec.hostRate;
-    ps.micChannels = spec.micChannels;
-    ps.farEndChannels = spec.farEndChannels;
-    ps.maxBlock = block;
-    ps.cancellerRate = spec.cancellerRate;
-    ps.aec = spec.aec;
     pipeline_ = std::make_unique<EchoPipeline>();
-    pipeline_->prepare(ps);
+    pipeline_->prepare(pipelineSpec(spec.aec));
     appliedControls_ = controlsVersion_.load(std::memory_order_acquire);
     if (appliedControls_ != 0) {
         pipeline_->setControls(loadControls());
@@ -90,15 +83,22 @@ void RealtimeEngine::release()
     echoPath_.clear();
 }
 
-void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
+PipelineSpec RealtimeEngine::pipelineSpec(const aec::EchoCancellerSettings& settings) const
 {
     PipelineSpec ps;
     ps.hostRate = spec_.hostRate;
     ps.micChannels = spec_.micChannels;
-    ps.farEndChannels = spec_.farEndChannels;   // the channel layout and rates are prepare()'s
+    ps.farEndChannels = spec_.farEndChannels;
     ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock);
     ps.cancellerRate = spec_.cancellerRate;
     ps.aec = settings;
+    return ps;
+}
+
+void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
+{
+    // The channel layout, rates and block are prepare()'s; only the canceller's settings change.
+    const PipelineSpec ps = pipelineSpec(settings);
     auto next = std::make_unique<EchoPipeline>();
     next->prepare(ps);
     if (next->latencySamples() != pipeline_->latencySamples())

@@ -131,6 +131,8 @@ private:
     bool workerStep();          // processes one chunk if input is waiting; returns whether it did
     void updateMeters(std::size_t frames);
     aec::CancellerControls loadControls() const;
+    // The pipeline for spec_ (its channel layout, rates and block) running `settings`.
+    PipelineSpec pipelineSpec(const aec::EchoCancellerSettings& settings) const;
 
     EngineSpec spec_{};
     std::size_t stride_ = 2;    // floats per input frame: mic channels + far-end channels
