@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "engine/BlockTimeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace quell::engine {
@@ -19,11 +20,17 @@ void BlockTimeline::prepare(std::int64_t periodNs)
     }
     nextStamp_ = 0;
     lastCallbackNs_ = 0;
-    current_ = previous_ = Block{};
+    current_ = Block{};
+    awaitingFirst_ = awaitingCount_ = 0;
     for (TimingHistogram* h : {&callbackInterval_, &wait_, &processing_, &handBack_, &turnaround_})
         h->reset();
     for (auto* c : {&late_, &byWait_, &byProcessing_, &byHandBack_, &byEarly_})
         c->store(0, std::memory_order_relaxed);
+}
+
+void BlockTimeline::setSafetyBlocks(int blocks)
+{
+    safetyBlocks_.store(std::clamp(blocks, 0, kMaxSafetyBlocks), std::memory_order_relaxed);
 }
 
 void BlockTimeline::callbackEntered(std::int64_t nowNs)
@@ -56,10 +63,18 @@ void BlockTimeline::picked(std::int64_t firstFrame, std::int64_t nowNs)
             queuedNs = s.ns.load(std::memory_order_relaxed);
         }
     }
-    // This block's queueing is the previous block's deadline: the callback that queued it reads next.
-    if (previous_.valid && queuedNs != 0)
-        judge(previous_, queuedNs);
-    previous_.valid = false;
+    // This block's queueing is the deadline of the block S + 1 before it: the callback that queued it
+    // reads that one's output next.
+    if (queuedNs == 0) {
+        awaitingCount_ = 0;   // no deadline to judge them by
+    } else {
+        const int safety = safetyBlocks_.load(std::memory_order_relaxed);
+        while (awaitingCount_ > static_cast<std::size_t>(safety)) {
+            judge(awaiting_[awaitingFirst_], queuedNs, safety);
+            awaitingFirst_ = (awaitingFirst_ + 1) % awaiting_.size();
+            --awaitingCount_;
+        }
+    }
     current_ = Block{};
     current_.queued = queuedNs;
     current_.picked = nowNs;
@@ -82,20 +97,24 @@ void BlockTimeline::published(std::int64_t nowNs)
     current_.published = nowNs;
     handBack_.add((current_.start - current_.picked) + (nowNs - current_.end));
     turnaround_.add(nowNs - current_.queued);
-    previous_ = current_;
+    if (awaitingCount_ == awaiting_.size()) {   // only after the safety blocks were lowered
+        awaitingFirst_ = (awaitingFirst_ + 1) % awaiting_.size();
+        --awaitingCount_;
+    }
+    awaiting_[(awaitingFirst_ + awaitingCount_++) % awaiting_.size()] = current_;
 }
 
-void BlockTimeline::judge(const Block& b, std::int64_t deadlineNs)
+void BlockTimeline::judge(const Block& b, std::int64_t deadlineNs, int safetyBlocks)
 {
     if (b.published <= deadlineNs)
         return;
     late_.fetch_add(1, std::memory_order_relaxed);
-    // Each interval's excess over its median; the early callback's is how much less than one period
-    // separated the block's queueing from its deadline.
+    // Each interval's excess over its median; the early callback's is how much less than its 1 + S
+    // periods separated the block's queueing from its deadline.
     const double wait = static_cast<double>(b.picked - b.queued) * 1e-3 - wait_.summary().medianUs;
     const double processing = static_cast<double>(b.end - b.start) * 1e-3 - processing_.summary().medianUs;
     const double handBack = static_cast<double>((b.start - b.picked) + (b.published - b.end)) * 1e-3 - handBack_.summary().medianUs;
-    const double early = static_cast<double>(periodNs_ - (deadlineNs - b.queued)) * 1e-3;
+    const double early = static_cast<double>((1 + safetyBlocks) * periodNs_ - (deadlineNs - b.queued)) * 1e-3;
     std::atomic<std::uint64_t>* culprit = &byWait_;
     double worst = wait;
     if (processing > worst) {

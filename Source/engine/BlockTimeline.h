@@ -3,7 +3,8 @@
 // Where a block's milliseconds go between the audio callback and its output, on one clock
 // (steady_clock): the callback stamps when it queues a block; the worker stamps when it picks it up,
 // when the pipeline starts and ends, and when the output is published. The deadline of block k is the
-// next callback, which reads it (the engine's latency is one block). Each interval has a distribution,
+// callback that reads it: the next one, or S later with S safety blocks (the engine's latency is then
+// 1 + S blocks, each a period more of slack). Each interval has a distribution,
 // and every block published after its deadline is attributed to the interval that made it late: the
 // one furthest above its median (an early callback counts with how much earlier than one period it
 // came). Why: a late block with a processing time well inside the period is not a slow kernel but a
@@ -35,6 +36,9 @@ public:
 
     // periodNs: one host block's duration (a callback earlier than that after the last is "early").
     void prepare(std::int64_t periodNs);
+    // Safety blocks (0..kMaxSafetyBlocks): how many callbacks after the next one read a block. Any thread.
+    static constexpr int kMaxSafetyBlocks = 7;
+    void setSafetyBlocks(int blocks);
 
     // Audio thread.
     void callbackEntered(std::int64_t nowNs);
@@ -64,13 +68,17 @@ private:
     std::int64_t lastCallbackNs_ = 0; // audio thread
     std::int64_t periodNs_ = 0;
 
-    // Worker: the block in flight, and the last published one awaiting its deadline.
+    // Worker: the block in flight, and the published ones awaiting their deadlines (oldest first; with
+    // S safety blocks, S + 1 of them).
     struct Block {
         std::int64_t queued = 0, picked = 0, start = 0, end = 0, published = 0;
         bool valid = false;
     };
-    Block current_{}, previous_{};
-    void judge(const Block& block, std::int64_t deadlineNs);
+    Block current_{};
+    std::array<Block, kMaxSafetyBlocks + 1> awaiting_{};
+    std::size_t awaitingFirst_ = 0, awaitingCount_ = 0;
+    std::atomic<int> safetyBlocks_{0};
+    void judge(const Block& block, std::int64_t deadlineNs, int safetyBlocks);
 
     TimingHistogram callbackInterval_, wait_, processing_, handBack_, turnaround_;
     std::atomic<std::uint64_t> late_{0}, byWait_{0}, byProcessing_{0}, byHandBack_{0}, byEarly_{0};

@@ -15,6 +15,11 @@ float toDb(double meanSquare) { return static_cast<float>(10.0 * std::log10(std:
 
 } // namespace
 
+int automaticSafetyBlocks(int hostRate, int hostBlock)
+{
+    return hostRate > 0 && 1000.0 * hostBlock / hostRate < 4.0 ? 1 : 0;
+}
+
 RealtimeEngine::RealtimeEngine() = default;
 
 RealtimeEngine::~RealtimeEngine() { release(); }
@@ -25,6 +30,9 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     if (spec.maxHostBlock < 1 || spec.maxHostBlock > 8192)
         throw std::invalid_argument("host block size must be between 1 and 8192 samples (got "
                                     + std::to_string(spec.maxHostBlock) + ")");
+    if (spec.safetyBlocks < 0 || spec.safetyBlocks > kMaxSafetyBlocks)
+        throw std::invalid_argument("safety blocks must be between 0 and " + std::to_string(kMaxSafetyBlocks)
+                                    + " (got " + std::to_string(spec.safetyBlocks) + ")");
     spec_ = spec;
     const std::size_t block = static_cast<std::size_t>(spec.maxHostBlock);
     const std::size_t channels = static_cast<std::size_t>(spec.micChannels);
@@ -43,17 +51,21 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     fallbackReason_ = pipeline_->canceller().fallbackReason();
     onGpu_.store(pipeline_->canceller().onGpu());
 
-    // One block of output is always in flight: output sample t carries input sample t - maxHostBlock.
-    latency_ = spec.maxHostBlock + pipeline_->latencySamples();
+    // One block of output is always in flight, S more with S safety blocks: output sample t carries
+    // input sample t - (1 + S) maxHostBlock.
+    baseLatency_ = spec.maxHostBlock + pipeline_->latencySamples();
+    safetyBlocks_.store(spec.safetyBlocks, std::memory_order_relaxed);
+    appliedSafety_ = spec.safetyBlocks;
+    bridgeFrames_ = 0;
     input_.prepare(8 * block * stride_);
-    output_.prepare(8 * block * channels);
+    output_.prepare((8 + kMaxSafetyBlocks) * block * channels);
     pushed_ = produced_ = cursor_ = 0;
     holes_.clear();
     holes_.reserve(256);
     degraded_ = false;
 
     interleaved_.assign(block * stride_, 0.0f);
-    dryLine_.prepare(static_cast<int>(channels), latency_);
+    dryLine_.prepare(static_cast<int>(channels), baseLatency_ + kMaxSafetyBlocks * spec.maxHostBlock);
 
     workIn_.assign(block * stride_, 0.0f);
     workOut_.assign(block * channels, 0.0f);
@@ -61,6 +73,7 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     outScratch_.assign(channels, std::vector<float>(block, 0.0f));
     refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
     timeline_.prepare(1'000'000'000LL * spec.maxHostBlock / spec.hostRate);
+    timeline_.setSafetyBlocks(spec.safetyBlocks);
     queuedFrames_ = pickedFrames_ = lastPickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
@@ -95,6 +108,13 @@ PipelineSpec RealtimeEngine::pipelineSpec(const aec::EchoCancellerSettings& sett
     return ps;
 }
 
+void RealtimeEngine::setSafetyBlocks(int blocks)
+{
+    blocks = std::clamp(blocks, 0, kMaxSafetyBlocks);
+    safetyBlocks_.store(blocks, std::memory_order_relaxed);
+    timeline_.setSafetyBlocks(blocks);
+}
+
 void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
 {
     // The channel layout, rates and block are prepare()'s; only the canceller's settings change.
@@ -117,7 +137,15 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
     const std::size_t farChannels = stride_ - static_cast<std::size_t>(spec_.micChannels);
     const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
     const std::size_t block = static_cast<std::size_t>(spec_.maxHostBlock);
-    const std::int64_t delay = spec_.maxHostBlock;
+    const int safety = safetyBlocks_.load(std::memory_order_relaxed);
+    const std::int64_t delay = std::int64_t{spec_.maxHostBlock} * (1 + safety);
+    const std::size_t latency = static_cast<std::size_t>(baseLatency_ + safety * spec_.maxHostBlock);
+    // A change of the safety blocks moves the output by whole blocks: the step is bridged with the dry
+    // microphone (a longer delay) or skips output (a shorter one); neither is a missed deadline.
+    if (safety != appliedSafety_) {
+        bridgeFrames_ = std::int64_t{std::abs(safety - appliedSafety_)} * spec_.maxHostBlock;
+        appliedSafety_ = safety;
+    }
     callbacks_.fetch_add(1, std::memory_order_relaxed);
     const std::int64_t enteredNs = BlockTimeline::nowNs();
     timeline_.callbackEntered(enteredNs);
@@ -178,8 +206,10 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
                 }
             }
             for (std::size_t c = 0; c < channels; ++c)
-                out[c][done + i] = have ? frame[c] : dryLine_.read(c, static_cast<std::size_t>(latency_));
-            if (!have) {
+                out[c][done + i] = have ? frame[c] : dryLine_.read(c, latency);
+            if (bridgeFrames_ > 0) {
+                --bridgeFrames_;
+            } else if (!have) {
                 late = true;
                 lateSamples_.fetch_add(1, std::memory_order_relaxed);
             }
@@ -346,8 +376,9 @@ EngineStats RealtimeEngine::stats() const
     s.processing = timeline_.processing();
     s.timeline = timeline_.summary();
     s.workerRealtime = workerRealtime_.load();
-    s.latencySamples = latency_;
-    s.latencyMs = 1000.0 * latency_ / spec_.hostRate;
+    s.latencySamples = latencySamples();
+    s.latencyMs = 1000.0 * s.latencySamples / spec_.hostRate;
+    s.safetyBlocks = safetyBlocks();
     s.mode = mode_;
     s.onGpu = onGpu_.load();
     s.erleDb = erleDb_.load();

@@ -4,8 +4,10 @@
 // through lock-free FIFOs and takes back the output that is due; the worker runs the echo pipeline
 // (resample, cancel on the GPU or the CPU, resample back).
 //
-// Latency is a constant known at prepare: one host block (the output of block k is the input of block
-// k-1, so the worker has one block period to process it) plus the resamplers' group delay.
+// Latency is known at prepare: one host block (the output of block k is the input of block k-1, so the
+// worker has one block period to process it) plus the resamplers' group delay, plus S host blocks when
+// the user asks for S safety blocks (the output of block k is then the input of block k-1-S: S more
+// periods of slack for a late wake-up or a busy GPU, paid for in latency).
 //
 // Deadline misses: when the callback finds less output than it needs, it plays the dry microphone,
 // delayed by the same latency, for the missing samples, counts the miss, and drops the worker's late
@@ -42,6 +44,7 @@ struct EngineSpec {
     int cancellerRate = aec::kCancellerRate;   // the canceller's own rate (resampled to and from the host's)
     aec::EchoCancellerSettings aec{};
     bool offline = false;     // no worker thread, no deadline
+    int safetyBlocks = 0;     // extra host blocks of latency, 0 to RealtimeEngine::kMaxSafetyBlocks
     // How the idle worker waits for the next block. The audio thread never signals it (a semaphore
     // post is a system call on the callback), so the worker looks:
     //  - Poll: sleeps 100 us between looks (a wake-up costs the sleep plus the scheduler's latency:
@@ -53,6 +56,13 @@ struct EngineSpec {
     WorkerWait workerWait = WorkerWait::Anticipate;
 };
 
+// The safety blocks a host block gets unless the user says otherwise: one when a block lasts under 4 ms
+// (128 frames or fewer at 48 kHz), none above. Why: quell-bench engine on H100 and H200 hosts
+// (Source/engine/NOTES.md) saw late 128-frame blocks on most instances, 1 to 19 in a run, nearly all
+// from a host callback that came early after a late one (the card thread's interval reached 4.4 to
+// 5.8 ms against a 2.67 ms period), which slack absorbs and no faster kernel can; at 256 frames none.
+int automaticSafetyBlocks(int hostRate, int hostBlock);
+
 struct EngineStats {
     std::uint64_t callbacks = 0;
     std::uint64_t lateBlocks = 0;      // callbacks that played the fallback for some samples
@@ -63,6 +73,7 @@ struct EngineStats {
     BlockTimelineSummary timeline;     // where each block's time goes, and why late blocks were late
     int latencySamples = 0;
     double latencyMs = 0.0;
+    int safetyBlocks = 0;
     std::string mode;                  // which canceller runs, e.g. "GPU float32 RLS, 1024 taps, on ..."
     bool onGpu = false;
     double erleDb = 0.0;               // over the last ~0.5 s of far-end activity
@@ -72,6 +83,8 @@ struct EngineStats {
 
 class RealtimeEngine {
 public:
+    static constexpr int kMaxSafetyBlocks = 4;
+
     RealtimeEngine();
     ~RealtimeEngine();
     RealtimeEngine(const RealtimeEngine&) = delete;
@@ -100,7 +113,13 @@ public:
     // the worker applies them before its next block.
     void setControls(const aec::CancellerControls& controls);
 
-    int latencySamples() const { return latency_; }
+    // Safety blocks, changed while running (any thread, lock-free; the buffers were sized at prepare for
+    // the most): the latency moves by whole host blocks at the next callback, which bridges the step
+    // with the dry microphone (not counted late). Clamped to 0..kMaxSafetyBlocks.
+    void setSafetyBlocks(int blocks);
+    int safetyBlocks() const { return safetyBlocks_.load(std::memory_order_relaxed); }
+    // The output's delay behind the input, safety blocks included.
+    int latencySamples() const { return baseLatency_ + safetyBlocks() * spec_.maxHostBlock; }
     EngineStats stats() const;
     // Non-empty when Backend::Auto fell back to the CPU: why.
     const std::string& fallbackReason() const { return fallbackReason_; }
@@ -136,14 +155,17 @@ private:
 
     EngineSpec spec_{};
     std::size_t stride_ = 2;    // floats per input frame: mic channels + far-end channels
-    int latency_ = 0;
+    int baseLatency_ = 0;       // one host block plus the pipeline's delay
+    std::atomic<int> safetyBlocks_{0};
     std::unique_ptr<EchoPipeline> pipeline_;
     std::atomic<EchoPipeline*> pendingPipeline_{nullptr};
     dsp::SpscRing input_, output_;
 
     // Audio-thread state.
     std::vector<float> interleaved_;
-    dsp::DelayLine dryLine_;    // the microphone, `latency_` frames back: what a late block plays
+    dsp::DelayLine dryLine_;    // the microphone, the latency back: what a late block plays
+    int appliedSafety_ = 0;     // the safety blocks the last callback ran with
+    std::int64_t bridgeFrames_ = 0;   // output frames left in a safety-block step (not counted late)
     struct Hole {
         std::int64_t start, length;   // input frames that never reached the worker
     };

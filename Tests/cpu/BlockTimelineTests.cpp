@@ -59,6 +59,43 @@ TEST_CASE("BlockTimeline finds late blocks and blames the interval that made eac
     CHECK(t.processing().count == 200);
 }
 
+TEST_CASE("BlockTimeline with safety blocks: a block is late only past its 1 + S periods", "[engine][timeline]")
+{
+    BlockTimeline t;
+    t.prepare(period);
+    t.setSafetyBlocks(1);
+    std::int64_t at = 1'000'000 * us;
+    for (std::int64_t k = 0; k < 202; ++k) {   // blocks 200 and 201's pick-ups judge 198 and 199
+        std::int64_t wait = 50 * us, processing = 300 * us, next = period;
+        if (k == 50)
+            wait = 900 * us;          // late with no safety block, inside two periods
+        if (k == 100)
+            processing = 1500 * us;   // the same
+        if (k == 150)
+            next = 300 * us;          // an early callback: block 150 still has 1.3 periods
+        if (k == 170)
+            processing = 2100 * us;   // past two periods: late
+        if (k == 180)
+            wait = 1990 * us;         // late, by the wait
+        runBlock(t, k, at, wait, processing);
+        at += next;
+    }
+    const auto s = t.summary();
+    CHECK(s.lateBlocks == 2);
+    CHECK(s.lateByProcessing == 1);
+    CHECK(s.lateByWait == 1);
+    CHECK(s.lateByEarlyCallback == 0);
+
+    // Back to no safety block: the next slow block (1.5 periods) is late again.
+    t.setSafetyBlocks(0);
+    for (std::int64_t k = 202; k < 210; ++k) {
+        runBlock(t, k, at, 50 * us, k == 205 ? 1500 * us : 300 * us);
+        at += period;
+    }
+    CHECK(t.summary().lateBlocks == 3);
+    CHECK(t.summary().lateByProcessing == 2);
+}
+
 TEST_CASE("BlockTimeline: a block picked up late because the worker was behind is the wait's", "[engine][timeline]")
 {
     BlockTimeline t;

@@ -265,6 +265,100 @@ TEST_CASE("Deadline misses play the delayed dry microphone, are counted, and the
     CHECK(recovered);
 }
 
+TEST_CASE("Safety blocks: each adds one host block of latency and one period of slack", "[engine][deadline][safety]")
+{
+    const int rate = 16000, block = 160; // 10 ms blocks
+    const Scene s = makeScene(static_cast<std::size_t>(rate) * 2, 12);
+    engine::RealtimeEngine offline;
+    offline.prepare(smallSpec(rate, block, true));
+    const int baseLatency = offline.latencySamples();
+    const auto good = runEngine(offline, s, {static_cast<std::size_t>(block)}, false);
+
+    SECTION("the latency reported is the latency measured, and the output is the same, later")
+    {
+        for (const int safety : {1, 4}) {
+            engine::EngineSpec spec = smallSpec(rate, block, false);
+            spec.safetyBlocks = safety;
+            engine::RealtimeEngine eng;
+            eng.prepare(spec);
+            CHECK(eng.latencySamples() == baseLatency + safety * block);
+            CHECK(eng.stats().safetyBlocks == safety);
+            const auto out = runEngine(eng, s, {static_cast<std::size_t>(block)}, true);
+            const std::size_t shift = static_cast<std::size_t>(safety * block);
+            std::size_t differ = 0;
+            for (std::size_t i = shift; i < out.size(); ++i) differ += out[i] != good[i - shift];
+            INFO("safety " << safety);
+            CHECK(differ == 0);
+            CHECK(eng.stats().lateBlocks == 0);
+        }
+        engine::EngineSpec bad = smallSpec(rate, block, false);
+        bad.safetyBlocks = engine::RealtimeEngine::kMaxSafetyBlocks + 1;
+        engine::RealtimeEngine eng;
+        CHECK_THROWS_WITH(eng.prepare(bad), Catch::Contains("safety blocks must be between 0 and 4"));
+    }
+
+    SECTION("a block that takes 1.2 periods is late with none, on time with one")
+    {
+        for (const int safety : {0, 1}) {
+            engine::EngineSpec spec = smallSpec(rate, block, false);
+            spec.safetyBlocks = safety;
+            engine::RealtimeEngine eng;
+            eng.prepare(spec);
+            std::vector<float> out(s.mic.size());
+            std::uint64_t pushed = 0;
+            for (std::size_t pos = 0, k = 0; pos + block <= s.mic.size(); pos += block, ++k) {
+                eng.setWorkerDelayForTesting(k == 60 ? 12ms : 0us);
+                if (k < 58 || k >= 70)
+                    waitForWorker(eng, pushed);
+                else
+                    std::this_thread::sleep_for(10ms); // real time around the slow block
+                const float* mic[1] = {s.mic.data() + pos};
+                float* o[1] = {out.data() + pos};
+                eng.process(mic, s.ref.data() + pos, o, block);
+                pushed += block;
+            }
+            INFO("safety " << safety << ": late blocks " << eng.stats().lateBlocks);
+            if (safety == 0)
+                CHECK(eng.stats().lateBlocks >= 1);
+            else
+                CHECK(eng.stats().lateBlocks == 0);
+        }
+    }
+
+    SECTION("changed while running: the output steps by a block, bridged by the dry microphone, no miss counted")
+    {
+        engine::RealtimeEngine eng;
+        eng.prepare(smallSpec(rate, block, false));
+        std::vector<float> out(s.mic.size());
+        std::uint64_t pushed = 0;
+        for (std::size_t pos = 0, k = 0; pos + block <= s.mic.size(); pos += block, ++k) {
+            if (k == 50)
+                eng.setSafetyBlocks(1);
+            if (k == 120)
+                eng.setSafetyBlocks(0);
+            waitForWorker(eng, pushed);
+            const float* mic[1] = {s.mic.data() + pos};
+            float* o[1] = {out.data() + pos};
+            eng.process(mic, s.ref.data() + pos, o, block);
+            pushed += block;
+        }
+        CHECK(eng.stats().lateBlocks == 0);
+        CHECK(eng.latencySamples() == baseLatency);
+        // Blocks 50 to 119 run one block later: block 50 is the microphone at the new latency, then
+        // the processed output, delayed by a block; from block 120 on, the output is as before.
+        std::size_t before = 0, bridge = 0, later = 0, after = 0;
+        const std::size_t L = static_cast<std::size_t>(baseLatency + block);
+        for (std::size_t i = 0; i < 50 * block; ++i) before += out[i] != good[i];
+        for (std::size_t i = 50 * block; i < 51 * block; ++i) bridge += out[i] != s.mic[i - L];
+        for (std::size_t i = 51 * block; i < 120 * block; ++i) later += out[i] != good[i - block];
+        for (std::size_t i = 120 * block; i < out.size(); ++i) after += out[i] != good[i];
+        CHECK(before == 0);
+        CHECK(bridge == 0);
+        CHECK(later == 0);
+        CHECK(after == 0);
+    }
+}
+
 TEST_CASE("On the CPU the engine picks a filter it can afford in real time and says which", "[engine][cpu-mode]")
 {
     engine::EngineSpec spec = smallSpec(48000, 256, false);
