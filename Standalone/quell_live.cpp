@@ -2,7 +2,8 @@
 // quell-live: the hands-free echo canceller on real audio devices (PortAudio).
 //   quell-live --list-devices
 //   quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]
-//              [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--filter F] [--rate HZ] [--block N] [--seconds S]
+//              [--taps N] [--lambda L] [--backend cpu|gpu|auto] [--filter F] [--rate HZ] [--block N]
+//              [--safety-blocks N|auto] [--seconds S]
 //              [--suppression DB] [--no-comfort-noise]
 //   quell-live ... --far-end-device DEV   (the far end from a capture device, e.g. a loopback of the call app)
 // Plays the far-end file to the output device, captures the microphone, cancels the far end's echo and
@@ -54,6 +55,7 @@ struct Options {
     std::string input, output, hostApi, farEndFile, farEndDevice, record;
     aec::EchoCancellerSettings aec{};
     int block = 256;
+    int safetyBlocks = -1;  // -1: engine::automaticSafetyBlocks for the rate and block
     int rate = 0;         // 0: the far-end file's rate, else 48000
     double seconds = 0.0; // 0: until the far-end file ends (or Ctrl-C with --far-end-device)
     bool listDevices = false;
@@ -90,10 +92,12 @@ void usage(std::FILE* f)
     std::fprintf(f,
                  "usage: quell-live --list-devices\n"
                  "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
-                 "                  [canceller options] [--rate HZ] [--block N] [--seconds S]\n"
+                 "                  [canceller options] [--rate HZ] [--block N] [--safety-blocks N|auto] [--seconds S]\n"
                  "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
                  "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
                  "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
+                 "--safety-blocks N (0 to 4): N more host blocks of latency, N more block periods for the canceller to\n"
+                 "deliver each block in (default auto: 1 for blocks under 4 ms, e.g. 128 samples at 48 kHz, else 0).\n"
                  "--verbose: keep the audio back-end's own messages (ALSA, JACK) on stderr; by default its device scan's\n"
                  "are dropped. --version: print the version and exit.\n"
                  "canceller options:\n");
@@ -121,7 +125,10 @@ Options parse(int argc, char** argv)
         else if (a == "--record") o.record = value();
         else if (a == "--rate") o.rate = io::parseInt("--rate", value(), 8000, 192000);
         else if (a == "--block") o.block = io::parseInt("--block", value(), 16, 4096);
-        else if (a == "--seconds") o.seconds = io::parseDouble("--seconds", value(), 0.1, 1e7);
+        else if (a == "--safety-blocks") {
+            const std::string v = value();
+            o.safetyBlocks = v == "auto" ? -1 : io::parseInt("--safety-blocks", v, 0, engine::RealtimeEngine::kMaxSafetyBlocks);
+        } else if (a == "--seconds") o.seconds = io::parseDouble("--seconds", value(), 0.1, 1e7);
         else if (standalone::parseCancellerOption(a, args, o.aec)) {
         } else if (a == "--help" || a == "-h") {
             usage(stdout);
@@ -325,6 +332,7 @@ int run(const Options& o)
     engine::EngineSpec spec;
     spec.hostRate = rate;
     spec.maxHostBlock = o.block;
+    spec.safetyBlocks = o.safetyBlocks >= 0 ? o.safetyBlocks : engine::automaticSafetyBlocks(rate, o.block);
     spec.micChannels = 1;
     spec.aec = o.aec;
     engine::RealtimeEngine eng;
@@ -382,8 +390,9 @@ int run(const Options& o)
     std::signal(SIGTERM, onSignal);
     const bool terminal = ::isatty(STDERR_FILENO) != 0;
     const engine::EngineStats first = eng.stats();
-    std::fprintf(stderr, "quell-live: %s -> %s at %d Hz, block %d; canceller: %s; latency %.1f ms\n", info(inDev)->name,
-                 outDev != paNoDevice ? info(outDev)->name : "(no playback)", rate, o.block, first.mode.c_str(), first.latencyMs);
+    std::fprintf(stderr, "quell-live: %s -> %s at %d Hz, block %d; canceller: %s; latency %.1f ms (%d safety block%s)\n",
+                 info(inDev)->name, outDev != paNoDevice ? info(outDev)->name : "(no playback)", rate, o.block,
+                 first.mode.c_str(), first.latencyMs, first.safetyBlocks, first.safetyBlocks == 1 ? "" : "s");
     if (farStream && Pa_StartStream(farStream.get()) != paNoError)
         throw DeviceError("cannot start the far-end capture stream");
     if (const PaError e = Pa_StartStream(stream.get()); e != paNoError)

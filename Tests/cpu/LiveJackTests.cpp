@@ -172,6 +172,10 @@ TEST_CASE("quell-live without an audio server or with a bad far end fails clearl
     pid = spawn({QUELL_LIVE_PATH, "--record", dir.path + "/x.wav"}, log);
     CHECK(waitExit(pid) == 2);
     CHECK_THAT(slurp(log), Catch::Contains("exactly one far end"));
+
+    pid = spawn({QUELL_LIVE_PATH, "--far-end", std::string(QUELL_DEMO_DIR) + "/ref.wav", "--safety-blocks", "5"}, log);
+    CHECK(waitExit(pid) == 2);
+    CHECK_THAT(slurp(log), Catch::Contains("--safety-blocks"));
     ::unsetenv("JACK_NO_START_SERVER");
 }
 
