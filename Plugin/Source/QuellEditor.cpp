@@ -42,7 +42,7 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
                                                                       &length_, &backendChoice_, &forgetting_, &forgettingAuto_, &suppression_,
                                                                       &adaptation_, &comfortNoise_, &bypass_, &lengthLabel_,
                                                                       &backendLabel_, &forgettingLabel_, &suppressionLabel_,
-                                                                      &controlsHint_})
+                                                                      &safety_, &safetyLabel_, &controlsHint_})
         addAndMakeVisible(c);
 
     styleLabel(backend_, "starting...", 14.0f);
@@ -53,11 +53,14 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
     styleLabel(backendLabel_, "Backend");
     styleLabel(forgettingLabel_, "Forgetting factor");
     styleLabel(suppressionLabel_, "Residual suppression (dB)");
+    styleLabel(safetyLabel_, "Safety blocks");
+    safetyLabel_.setTooltip("Each adds a host block of latency and a block period of slack against late blocks");
     styleLabel(controlsHint_, "Freeze holds the echo path in use; suppression takes out what the filter leaves, up to this many dB; comfort noise keeps the background steady.", 11.0f);
     controlsHint_.setColour(juce::Label::textColourId, juce::Colours::white.withAlpha(0.45f));
 
     length_.addItemList(state.getParameter(ParamId::filterLength)->getAllValueStrings(), 1);
     backendChoice_.addItemList(state.getParameter(ParamId::backend)->getAllValueStrings(), 1);
+    safety_.addItemList(state.getParameter(ParamId::safetyBlocks)->getAllValueStrings(), 1);
     for (juce::Slider* s : {&forgetting_, &suppression_}) {
         s->setSliderStyle(juce::Slider::LinearHorizontal);
         s->setTextBoxStyle(juce::Slider::TextBoxRight, false, 70, 20);
@@ -65,6 +68,7 @@ QuellEditor::QuellEditor(QuellProcessor& owner)
     }
     lengthAttachment_ = std::make_unique<ComboAttachment>(state, ParamId::filterLength, length_);
     backendAttachment_ = std::make_unique<ComboAttachment>(state, ParamId::backend, backendChoice_);
+    safetyAttachment_ = std::make_unique<ComboAttachment>(state, ParamId::safetyBlocks, safety_);
     forgettingAttachment_ = std::make_unique<SliderAttachment>(state, ParamId::forgetting, forgetting_);
     suppressionAttachment_ = std::make_unique<SliderAttachment>(state, ParamId::suppression, suppression_);
     forgettingAutoAttachment_ = std::make_unique<ButtonAttachment>(state, ParamId::forgettingAuto, forgettingAuto_);
@@ -98,7 +102,8 @@ void QuellEditor::timerCallback()
         juce::String counters;
         counters << "Late blocks: " << juce::String(static_cast<juce::int64>(st.lateBlocks)) << " of "
                  << juce::String(static_cast<juce::int64>(st.callbacks)) << "    Latency: " << st.latencySamples << " samples ("
-                 << juce::String(st.latencyMs, 1) << " ms)    " << juce::String(s.sampleRate / 1000.0, 1) << " kHz, block "
+                 << juce::String(st.latencyMs, 1) << " ms" << (st.safetyBlocks > 0 ? ", " + juce::String(st.safetyBlocks) + " safety" : juce::String())
+                 << ")    " << juce::String(s.sampleRate / 1000.0, 1) << " kHz, block "
                  << s.maxBlock << ", mic " << (s.micChannels == 2 ? "stereo" : "mono") << ", far end "
                  << (s.farEndChannels == 0 ? "off" : s.farEndChannels == 2 ? "stereo (mixed to mono)" : "mono")
                  << (s.offline ? ", offline render" : "");
@@ -152,7 +157,7 @@ void QuellEditor::resized()
     layOutRow(row(26), {{&lengthLabel_, 100}, {&length_, 170}, {nullptr, 20}, {&backendLabel_, 70},
                         {&backendChoice_, 100}, {nullptr, 20}, {&bypass_, 100}});
     layOutRow(row(26), {{&forgettingLabel_, 130}, {&forgetting_, 170}, {&forgettingAuto_, 60}, {nullptr, 20},
-                        {&adaptation_, 170}});
+                        {&adaptation_, 170}, {nullptr, 10}, {&safetyLabel_, 95}, {&safety_, 70}});
     layOutRow(row(26), {{&suppressionLabel_, 170}, {&suppression_, 190}, {nullptr, 20}, {&comfortNoise_, 170}});
 
     controlsHint_.setBounds(row(18));

@@ -36,11 +36,11 @@ private:
     LevelMeter erle_, mic_, farEnd_, out_;
     EchoPathPlot plot_;
     juce::Label backend_, counters_;
-    juce::ComboBox length_, backendChoice_;
+    juce::ComboBox length_, backendChoice_, safety_;
     juce::Slider forgetting_, suppression_;
     juce::ToggleButton forgettingAuto_{"Auto"}, adaptation_{"Adapt (off: freeze)"}, comfortNoise_{"Comfort noise"}, bypass_{"Bypass"};
-    juce::Label lengthLabel_, backendLabel_, forgettingLabel_, suppressionLabel_, controlsHint_;
-    std::unique_ptr<ComboAttachment> lengthAttachment_, backendAttachment_;
+    juce::Label lengthLabel_, backendLabel_, forgettingLabel_, suppressionLabel_, safetyLabel_, controlsHint_;
+    std::unique_ptr<ComboAttachment> lengthAttachment_, backendAttachment_, safetyAttachment_;
     std::unique_ptr<SliderAttachment> forgettingAttachment_, suppressionAttachment_;
     std::unique_ptr<ButtonAttachment> forgettingAutoAttachment_, adaptationAttachment_, comfortNoiseAttachment_, bypassAttachment_;
     std::vector<float> weights_;

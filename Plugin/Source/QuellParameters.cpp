@@ -44,6 +44,11 @@ juce::AudioProcessorValueTreeState::ParameterLayout createParameterLayout()
                                                       StringArray{"Auto", "GPU", "CPU"}, 0));
 
     layout.add(std::make_unique<AudioParameterBool>(ParameterID{ParamId::bypass, 1}, "Bypass", false));
+
+    StringArray safety{"Automatic"};
+    for (int n = 0; n < safetyBlockChoices; ++n)
+        safety.add(String(n));
+    layout.add(std::make_unique<AudioParameterChoice>(ParameterID{ParamId::safetyBlocks, 1}, "Safety blocks", safety, 0));
     return layout;
 }
 
@@ -55,8 +60,14 @@ ParameterReader::ParameterReader(juce::AudioProcessorValueTreeState& state)
       bypass_(state.getRawParameterValue(ParamId::bypass)),
       adaptation_(state.getRawParameterValue(ParamId::adaptation)),
       suppression_(state.getRawParameterValue(ParamId::suppression)),
-      comfortNoise_(state.getRawParameterValue(ParamId::comfortNoise))
+      comfortNoise_(state.getRawParameterValue(ParamId::comfortNoise)),
+      safetyBlocks_(state.getRawParameterValue(ParamId::safetyBlocks))
 {
+}
+
+int ParameterReader::safetyBlocks() const noexcept
+{
+    return std::clamp(static_cast<int>(std::lround(safetyBlocks_->load())), 0, safetyBlockChoices) - 1;
 }
 
 aec::CancellerControls ParameterReader::controls() const noexcept

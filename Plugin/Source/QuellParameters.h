@@ -20,7 +20,14 @@ inline constexpr const char* suppression = "suppression";
 inline constexpr const char* comfortNoise = "comfortNoise";
 inline constexpr const char* backend = "backend";
 inline constexpr const char* bypass = "bypass";
+inline constexpr const char* safetyBlocks = "safetyBlocks";
 } // namespace ParamId
+
+// Safety blocks (RealtimeEngine::setSafetyBlocks): "Automatic" (engine::automaticSafetyBlocks: one for
+// host blocks under 4 ms, else none), then 0 to 4. Each adds a host block of latency, reported to the
+// host, and a block period more for the canceller to deliver in.
+inline constexpr int safetyBlockChoices = 5;   // 0..4 after "Automatic"
+
 
 // Filter lengths offered, in taps at the canceller's 16 kHz rate (8 ms to 256 ms of echo tail), then
 // "Automatic" (the canceller's choice: 256 ms where the GPU or the CPU's Kalman filter affords it in
@@ -45,6 +52,8 @@ public:
     CancellerChoice choice() const noexcept;
     bool bypassed() const noexcept { return bypass_->load() >= 0.5f; }
     bool adapting() const noexcept { return adaptation_->load() >= 0.5f; }
+    // -1: automatic; else 0..4.
+    int safetyBlocks() const noexcept;
     // Freeze, suppression and comfort noise: applied to the running engine without a rebuild.
     aec::CancellerControls controls() const noexcept;
 
@@ -57,6 +66,7 @@ private:
     std::atomic<float>* adaptation_;
     std::atomic<float>* suppression_;
     std::atomic<float>* comfortNoise_;
+    std::atomic<float>* safetyBlocks_;
 };
 
 // The canceller's settings for a choice. "GPU" is Auto: the canceller falls back to the CPU when the GPU

@@ -99,6 +99,7 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     engine::EngineSpec spec;
     spec.hostRate = static_cast<int>(std::lround(sampleRate));
     spec.maxHostBlock = maxBlock_;
+    spec.safetyBlocks = wantedSafetyBlocksLocked();
     spec.micChannels = micChannels_;
     spec.aec = toSettings(choice, offline);
     spec.offline = offline;
@@ -117,9 +118,12 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
         engine_.setControls(appliedControls_);
 
     // When the engine could not start, the plugin passes the microphone through with the latency it
-    // would have had (one block), so the host's compensation does not jump.
+    // would have had (one block), so the host's compensation does not jump. The bypass path's ring holds
+    // the most safety blocks, so a change of them while playing never resizes it.
     const int latency = ready ? engine_.latencySamples() : maxBlock_;
-    dryDelay_.prepare(micChannels_, latency);
+    const int mostSafety = engine::RealtimeEngine::kMaxSafetyBlocks - (ready ? engine_.safetyBlocks() : 0);
+    dryDelay_.prepare(micChannels_, latency + mostSafety * maxBlock_);
+    latency_.store(latency);
     farEnd_.assign(static_cast<std::size_t>(maxBlock_), 0.0f);
     wet_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
     dry_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
@@ -128,6 +132,22 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     engineOffline_.store(offline);
     engineReady_.store(ready);
     setLatencySamples(latency);
+}
+
+int QuellProcessor::wantedSafetyBlocksLocked() const
+{
+    const int chosen = reader_.safetyBlocks();
+    return chosen >= 0 ? chosen : engine::automaticSafetyBlocks(static_cast<int>(std::lround(sampleRate_)), maxBlock_);
+}
+
+void QuellProcessor::applySafetyBlocksLocked()
+{
+    const int wanted = wantedSafetyBlocksLocked();
+    if (wanted == engine_.safetyBlocks())
+        return;
+    engine_.setSafetyBlocks(wanted);
+    latency_.store(engine_.latencySamples());
+    setLatencySamples(engine_.latencySamples());
 }
 
 void QuellProcessor::applyChoiceLocked(const CancellerChoice& choice)
@@ -147,6 +167,7 @@ void QuellProcessor::applyPendingSettings()
     const std::lock_guard<std::mutex> lock(controlMutex_);
     if (!engineReady_.load() || engineOffline_.load())
         return;   // offline: the audio callback applies changes itself (no deadline there)
+    applySafetyBlocksLocked();
     const juce::uint32 now = juce::Time::getMillisecondCounter();
     if (wanted == applied_) {
         pending_ = applied_;
@@ -186,6 +207,7 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
         const std::lock_guard<std::mutex> lock(controlMutex_);
         if (!(wanted == applied_))
             applyChoiceLocked(wanted);
+        applySafetyBlocksLocked();
     }
     if (maxBlock_ == 0) {
         return;   // not prepared: leave the buffer as it is
@@ -232,7 +254,7 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
         }
         float* dry[2] = {dry_[0].data(), dry_[1].data()};
         dryDelay_.process(mic, dry, static_cast<std::size_t>(channels), static_cast<std::size_t>(len),
-                          static_cast<std::size_t>(dryDelay_.maxDelay()));
+                          static_cast<std::size_t>(latency_.load(std::memory_order_relaxed)));
 
         // Mix: a short linear fade between the cancelled output and the delayed input on bypass changes.
         float* out[2] = {channels > 0 ? buffer.getWritePointer(0, offset) : nullptr,

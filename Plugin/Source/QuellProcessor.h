@@ -91,12 +91,17 @@ private:
     static BusesProperties defaultBuses();
     void prepareEngine(double sampleRate, int maxBlock, bool offline);   // holds controlMutex_
     void applyChoiceLocked(const CancellerChoice& choice);
+    // The safety blocks the parameter asks for at the prepared rate and block; set on the running engine
+    // (no rebuild) with the new latency reported to the host. Both hold controlMutex_.
+    int wantedSafetyBlocksLocked() const;
+    void applySafetyBlocksLocked();
     void process(juce::AudioBuffer<float>& buffer, bool forceBypass) noexcept;
 
     juce::AudioProcessorValueTreeState state_;
     ParameterReader reader_;
     engine::RealtimeEngine engine_;
     dsp::DelayLine dryDelay_;   // the input by the reported latency: the bypass path
+    std::atomic<int> latency_{0};   // the latency reported (safety blocks change it while running)
     mutable std::mutex controlMutex_;
 
     std::atomic<bool> engineReady_{false};

@@ -7,6 +7,8 @@
 //  - the echo of a simulated room is reduced by at least 20 dB (ERLE over the last 0.5 s of 2.5 s);
 //  - no NaN, Inf or denormal in any output sample;
 //  - bypass plays the input delayed by exactly the reported latency;
+//  - each safety block adds a host block to the reported latency and the measured delay (automatic: one
+//    below 4 ms blocks), also when changed on a prepared plugin;
 //  - the state round-trips every parameter into a fresh instance;
 //  - freeze and residual suppression act on the running plugin (48 kHz: frozen from the start the echo
 //    stays; 30 dB of suppression takes out more than none);
@@ -172,6 +174,21 @@ double energy(const std::vector<float>& x, std::size_t from, std::size_t to)
     return e;
 }
 
+// Impulse on the microphone, far end silent: where the output's peak lies after it (the latency).
+long impulseDelay(juce::AudioPluginInstance& plugin, int latency, std::function<int()> nextBlock, juce::AudioBuffer<float>& buffer,
+                  bool* finite = nullptr, bool* noDenormals = nullptr)
+{
+    const std::size_t at = 3000;
+    std::vector<float> mic(at + static_cast<std::size_t>(latency) + 3000, 0.0f), far(mic.size(), 0.0f);
+    mic[at] = 0.5f;
+    const std::vector<float> out = run(plugin, mic, far, nextBlock, buffer, finite, noDenormals);
+    std::size_t peak = 0;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (std::abs(out[i]) > std::abs(out[peak]))
+            peak = i;
+    return static_cast<long>(peak) - static_cast<long>(at);
+}
+
 // One configuration: prepare, measure the latency, cancel a room echo, check bypass.
 void testConfiguration(juce::AudioPluginInstance& plugin, double rate, int maxBlock, const std::string& blockName,
                        std::function<int()> nextBlock)
@@ -189,17 +206,8 @@ void testConfiguration(juce::AudioPluginInstance& plugin, double rate, int maxBl
     pump(60);
     const int latency = plugin.getLatencySamples();
 
-    // Impulse on the microphone, far end silent: the output peak lies `latency` samples later.
-    const std::size_t at = 3000;
-    std::vector<float> mic(at + static_cast<std::size_t>(latency) + 3000, 0.0f), far(mic.size(), 0.0f);
-    mic[at] = 0.5f;
     bool finite = true, noDenormals = true;
-    const std::vector<float> impulseOut = run(plugin, mic, far, nextBlock, buffer, &finite, &noDenormals);
-    std::size_t peak = 0;
-    for (std::size_t i = 0; i < impulseOut.size(); ++i)
-        if (std::abs(impulseOut[i]) > std::abs(impulseOut[peak]))
-            peak = i;
-    const long measured = static_cast<long>(peak) - static_cast<long>(at);
+    const long measured = impulseDelay(plugin, latency, nextBlock, buffer, &finite, &noDenormals);
     check(measured == latency, tag + ": reported latency " + std::to_string(latency) + " == measured impulse delay "
                                    + std::to_string(measured));
 
@@ -270,6 +278,48 @@ void testControls(juce::AudioPluginInstance& plugin, const std::string& format)
     setParameter(plugin, "Residual suppression", 0.4f);   // the default, 12 dB of 30
 }
 
+// Safety blocks: each adds a host block to the reported latency, which the output's delay follows,
+// also when changed on a prepared plugin.
+void testSafetyBlocks(juce::AudioPluginInstance& plugin, const std::string& format)
+{
+    const double rate = 48000.0;
+    const int block = 256;   // 5.3 ms: no safety block when automatic
+    juce::AudioBuffer<float> buffer;
+    std::vector<float> zeros(static_cast<std::size_t>(block), 0.0f);
+    const auto latencyAfterABlock = [&] {
+        run(plugin, zeros, zeros, [&] { return block; }, buffer);
+        pump(60);
+        return plugin.getLatencySamples();
+    };
+    setParameter(plugin, "Safety blocks", 0.0f);   // Automatic
+    plugin.releaseResources();
+    plugin.setNonRealtime(true);
+    plugin.prepareToPlay(rate, block);
+    const int automatic = latencyAfterABlock();
+    setParameter(plugin, "Safety blocks", 3.0f / 5.0f);   // "2" (choices: Automatic, 0..4)
+    const int two = latencyAfterABlock();
+    check(two == automatic + 2 * block, format + ": 2 safety blocks add 2 host blocks to the latency ("
+                                            + std::to_string(automatic) + " -> " + std::to_string(two) + ")");
+    const long measured = impulseDelay(plugin, two, [&] { return block; }, buffer);
+    check(measured == two, format + ": with 2 safety blocks the impulse delay " + std::to_string(measured)
+                               + " == the reported latency " + std::to_string(two));
+    setParameter(plugin, "Safety blocks", 0.0f);
+    check(latencyAfterABlock() == automatic, format + ": back to automatic, back to the latency before");
+    // At 128 samples (2.7 ms) the automatic choice is one safety block.
+    plugin.releaseResources();
+    plugin.prepareToPlay(rate, 128);
+    zeros.assign(128, 0.0f);
+    run(plugin, zeros, zeros, [] { return 128; }, buffer);
+    pump(60);
+    const int small = plugin.getLatencySamples();
+    setParameter(plugin, "Safety blocks", 1.0f / 5.0f);   // "0"
+    run(plugin, zeros, zeros, [] { return 128; }, buffer);
+    pump(60);
+    check(small == plugin.getLatencySamples() + 128, format + ": automatic at 128-sample blocks is one safety block ("
+                                                          + std::to_string(small) + " vs " + std::to_string(plugin.getLatencySamples()) + " with none)");
+    setParameter(plugin, "Safety blocks", 0.0f);
+}
+
 void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const juce::PluginDescription& description)
 {
     auto& plugin = *loaded.plugin;
@@ -280,6 +330,7 @@ void testFormat(Loaded& loaded, juce::AudioPluginFormatManager& manager, const j
 
     useShortFilter(plugin);
     testControls(plugin, loaded.format);
+    testSafetyBlocks(plugin, loaded.format);
     std::mt19937 rng(5);
     for (double rate : {44100.0, 48000.0, 96000.0}) {
         for (int block : {1, 32, 441, 4096})
