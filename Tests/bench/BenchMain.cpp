@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
 //   quell-bench rls|iir|fir|engine [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
+//   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <sstream>
 #include <string>
 
 #include "BenchRegistry.h"
@@ -19,7 +21,12 @@ std::map<std::string, BenchCommand>& registry()
 
 static void usage()
 {
-    std::fprintf(stderr, "usage: quell-bench <command> [--json PATH] [--quick]\ncommands:\n");
+    std::fprintf(stderr, "usage: quell-bench <command> [--json PATH] [--quick]\n"
+                         "       quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto]\n"
+                         "                          [--only blocks,wait,stages,stress]\n"
+                         "  --seconds: each block-size row's length (default 60, 5 with --quick); --blocks: those rows'\n"
+                         "  sizes at 48 kHz (default 128,256); --safety-blocks: theirs (default auto); --only: sections\n"
+                         "commands:\n");
     for (const auto& [name, cmd] : quell::bench::registry())
         std::fprintf(stderr, "  %-6s %s\n", name.c_str(), cmd.help.c_str());
 }
@@ -47,6 +54,17 @@ int main(int argc, char* argv[])
                 args.jsonPath = walker.value();
             else if (a == "--quick")
                 args.quick = true;
+            else if (a == "--seconds")
+                args.seconds = quell::io::parseDouble("--seconds", walker.value(), 0.5, 86400.0);
+            else if (a == "--blocks") {
+                std::stringstream list(walker.value());
+                for (std::string item; std::getline(list, item, ',');)
+                    args.blocks.push_back(quell::io::parseInt("--blocks", item, 16, 8192));
+            } else if (a == "--safety-blocks") {
+                const std::string v = walker.value();
+                args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, 4);
+            } else if (a == "--only")
+                args.only = walker.value();
             else
                 throw quell::io::UsageError("unknown option '" + a + "' (see --help)");
         }

@@ -11,6 +11,11 @@ namespace quell::bench {
 struct BenchArgs {
     std::string jsonPath;            // --json PATH (default: bench-<name>.json)
     bool quick = false;              // --quick: fewer sizes and repetitions (smoke runs)
+    // engine (and gpuload's --seconds):
+    double seconds = 0.0;            // --seconds S: length of each block-size row (0: the command's default)
+    std::vector<int> blocks;         // --blocks 64,128,256: the block-size rows (empty: 128 and 256)
+    int safetyBlocks = -1;           // --safety-blocks N|auto: for the block-size rows (-1: automatic)
+    std::string only;                // --only SECTION[,SECTION]: blocks, wait, stages, stress (empty: all)
 };
 
 using BenchFn = std::function<int(const BenchArgs&)>;
