@@ -9,6 +9,10 @@
 #       with its targets asserted. OUT: log.txt, gpu-tests.log, eval-gpu.txt/.md, eval-cpu1024.txt/.md,
 #       eval-short-gpu.txt.
 #   Tests/gpu/run-device-checks.sh bench CARRY OUT          quell-bench rls and engine (quick). OUT: bench.log.
+#   Tests/gpu/run-device-checks.sh gpu-tests CARRY OUT      quell-gpu-tests alone. OUT: gpu-tests.log.
+#   Tests/gpu/run-device-checks.sh engine CARRY OUT NAME [OPTIONS...]
+#       quell-bench engine with the options (e.g. --only blocks --blocks 128 --seconds 570). OUT: NAME.log,
+#       NAME.json.
 #   Tests/gpu/run-device-checks.sh probe CARRY OUT NAMES "OPTIONS" ["OPTIONS" ...]
 #       the named scenarios of the physical corpus (comma-separated, quell-corpus --only) through quell-eval
 #       once per option set (each in quotes, e.g. "--taps 4096 --backend gpu --no-restart"). OUT: probe-K.txt.
@@ -53,6 +57,16 @@ bench)
   { quell-bench rls --quick --json "$work/rls.json"; quell-bench engine --quick --json "$work/engine.json"; } > "$out/bench.log" 2>&1
   rm -rf "$work"
   ;;
+gpu-tests)
+  quell-gpu-tests > "$out/gpu-tests.log" 2>&1
+  echo "quell-gpu-tests exit $?" >> "$out/gpu-tests.log"
+  ;;
+engine)
+  name=${4:?run name}
+  shift 4
+  quell-bench engine --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+  echo "exit $?" >> "$out/$name.log"
+  ;;
 probe)
   names=${4:?scenario names}
   shift 4
@@ -67,7 +81,7 @@ probe)
   rm -rf "$work"
   ;;
 *)
-  echo "usage: $0 tests|bench|probe CARRY OUT ..." >&2
+  echo "usage: $0 tests|bench|gpu-tests|engine|probe CARRY OUT ..." >&2
   exit 2
   ;;
 esac
