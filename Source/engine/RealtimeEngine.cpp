@@ -339,7 +339,10 @@ bool RealtimeEngine::echoPathSnapshot(std::vector<float>& out) const
 
 void RealtimeEngine::workerLoop()
 {
-    workerRealtime_.store(promoteCurrentThreadToRealtime()); // best effort: see ThreadPriority.h
+    // Best effort (ThreadPriority.h): real-time scheduling, else the highest nice priority allowed.
+    const bool realtime = promoteCurrentThreadToRealtime();
+    workerRealtime_.store(realtime);
+    workerNice_.store(realtime ? 0 : raiseCurrentThreadNice());
     using Wait = EngineSpec::WorkerWait;
     const auto poll = std::chrono::microseconds(100);
     while (running_.load(std::memory_order_acquire)) {
@@ -376,6 +379,7 @@ EngineStats RealtimeEngine::stats() const
     s.processing = timeline_.processing();
     s.timeline = timeline_.summary();
     s.workerRealtime = workerRealtime_.load();
+    s.workerNice = workerNice_.load();
     s.latencySamples = latencySamples();
     s.latencyMs = 1000.0 * s.latencySamples / spec_.hostRate;
     s.safetyBlocks = safetyBlocks();

@@ -69,6 +69,7 @@ struct EngineStats {
     std::uint64_t lateSamples = 0;
     std::uint64_t inputOverruns = 0;   // input dropped because the worker fell far behind
     bool workerRealtime = false;       // the worker got real-time scheduling (ThreadPriority.h)
+    int workerNice = 0;                // else the nice value it got (0: a normal thread)
     TimingSummary processing;          // per worker block
     BlockTimelineSummary timeline;     // where each block's time goes, and why late blocks were late
     int latencySamples = 0;
@@ -201,6 +202,7 @@ private:
     std::string mode_, fallbackReason_;
     std::atomic<bool> onGpu_{false};
     std::atomic<bool> workerRealtime_{false};
+    std::atomic<int> workerNice_{0};
     std::int64_t lastPickedFrames_ = 0;   // worker: the size of the last block it took
     std::atomic<bool> snapshotsOn_{false};
     mutable std::mutex echoPathMutex_;   // worker vs. readers of the snapshot; never the audio thread

@@ -3,6 +3,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,6 +16,15 @@ bool promoteCurrentThreadToRealtime(int priority) noexcept
     sched_param param{};
     param.sched_priority = std::clamp(priority, sched_get_priority_min(SCHED_FIFO), sched_get_priority_max(SCHED_FIFO));
     return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param) == 0;
+}
+
+int raiseCurrentThreadNice() noexcept
+{
+    const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    for (int nice = -20; nice < 0; ++nice)
+        if (::setpriority(PRIO_PROCESS, tid, nice) == 0)
+            return nice;
+    return 0;
 }
 
 } // namespace quell::engine
