@@ -50,8 +50,9 @@ struct EngineSpec {
     //  - Poll: sleeps 100 us between looks (a wake-up costs the sleep plus the scheduler's latency:
     //    p99.9 1.1 ms on an H100 host, quell-bench engine);
     //  - Spin: keeps looking, yielding between looks (no wake-up; one core busy while audio runs);
-    //  - Anticipate (default): spins within a margin (a quarter block, 0.2 to 1 ms) of the moment the
-    //    next block is due (the last one's queueing plus its duration), polls outside it.
+    //  - Anticipate (default): spins (keeping its core: no yield) within a margin (a quarter block, 0.2
+    //    to 1 ms) of the moment the next block is due (the last one's queueing plus its duration), polls
+    //    outside it.
     enum class WorkerWait { Poll, Spin, Anticipate };
     WorkerWait workerWait = WorkerWait::Anticipate;
 };
