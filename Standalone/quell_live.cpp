@@ -426,7 +426,7 @@ int run(const Options& o)
                 "published p99.9 %.0f us (max %.0f); worker at %s priority\n",
                 tl.callbackInterval.maxUs, tl.waitBeforePickup.p999Us, tl.waitBeforePickup.maxUs, tl.turnaround.p999Us,
                 tl.turnaround.maxUs,
-                st.workerRealtime ? "real-time" : st.workerNice < 0 ? ("nice " + std::to_string(st.workerNice)).c_str() : "normal");
+                engine::describe(st.workerPriority).c_str());
     if (tl.lateBlocks > 0 || st.lateBlocks > 0)
         std::printf("late blocks as the worker saw them: %llu (waiting for the worker %llu, processing %llu, hand-back %llu, "
                     "early callback %llu)\n",

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/ThreadPriority.h"
 
 namespace quell::engine {
 namespace {
@@ -355,10 +354,7 @@ bool RealtimeEngine::echoPathSnapshot(std::vector<float>& out) const
 
 void RealtimeEngine::workerLoop()
 {
-    // Best effort (ThreadPriority.h): real-time scheduling, else the highest nice priority allowed.
-    const bool realtime = promoteCurrentThreadToRealtime();
-    workerRealtime_.store(realtime);
-    workerNice_.store(realtime ? 0 : raiseCurrentThreadNice());
+    workerPriority_.store(raiseCurrentThreadPriority()); // best effort: see ThreadPriority.h
     using Wait = EngineSpec::WorkerWait;
     const auto poll = std::chrono::microseconds(100);
     while (running_.load(std::memory_order_acquire)) {
@@ -394,8 +390,7 @@ EngineStats RealtimeEngine::stats() const
     s.inputOverruns = overruns_.load();
     s.processing = timeline_.processing();
     s.timeline = timeline_.summary();
-    s.workerRealtime = workerRealtime_.load();
-    s.workerNice = workerNice_.load();
+    s.workerPriority = workerPriority_.load();
     s.latencySamples = latencySamples();
     s.latencyMs = 1000.0 * s.latencySamples / spec_.hostRate;
     s.safetyBlocks = safetyBlocks();

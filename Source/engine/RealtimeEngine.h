@@ -32,6 +32,7 @@
 #include "dsp/DelayLine.h"
 #include "dsp/SpscRing.h"
 #include "engine/BlockTimeline.h"
+#include "engine/ThreadPriority.h"
 #include "engine/TimingHistogram.h"
 
 namespace quell::engine {
@@ -69,8 +70,7 @@ struct EngineStats {
     std::uint64_t lateBlocks = 0;      // callbacks that played the fallback for some samples
     std::uint64_t lateSamples = 0;
     std::uint64_t inputOverruns = 0;   // input dropped because the worker fell far behind
-    bool workerRealtime = false;       // the worker got real-time scheduling (ThreadPriority.h)
-    int workerNice = 0;                // else the nice value it got (0: a normal thread)
+    ThreadPriority workerPriority;     // what the worker got (ThreadPriority.h)
     TimingSummary processing;          // per worker block
     BlockTimelineSummary timeline;     // where each block's time goes, and why late blocks were late
     int latencySamples = 0;
@@ -202,8 +202,7 @@ private:
     std::atomic<float> erleDb_{0.0f}, micDb_{-120.0f}, refDb_{-120.0f}, outDb_{-120.0f};
     std::string mode_, fallbackReason_;
     std::atomic<bool> onGpu_{false};
-    std::atomic<bool> workerRealtime_{false};
-    std::atomic<int> workerNice_{0};
+    std::atomic<ThreadPriority> workerPriority_{};
     std::int64_t lastPickedFrames_ = 0;   // worker: the size of the last block it took
     std::atomic<bool> snapshotsOn_{false};
     mutable std::mutex echoPathMutex_;   // worker vs. readers of the snapshot; never the audio thread

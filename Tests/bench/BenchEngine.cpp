@@ -34,17 +34,13 @@ using namespace quell;
 struct EngineRun {
     engine::EngineStats stats;
     double periodUs = 0.0;
-    bool audioRealtime = false;
-    int audioNice = 0;
+    engine::ThreadPriority card;   // the simulated sound card's thread
 };
 
-// Which of the two threads got which priority: "card FIFO, worker nice -20".
+// Which of the two threads got which priority: "card nice -20, worker nice -20".
 std::string priorities(const EngineRun& r)
 {
-    const auto one = [](bool realtime, int nice) {
-        return realtime ? std::string("FIFO") : nice < 0 ? "nice " + std::to_string(nice) : std::string("normal");
-    };
-    return "card " + one(r.audioRealtime, r.audioNice) + ", worker " + one(r.stats.workerRealtime, r.stats.workerNice);
+    return "card " + engine::describe(r.card) + ", worker " + engine::describe(r.stats.workerPriority);
 }
 
 EngineRun runRealtime(int rate, int block, double seconds, const std::vector<float>& mic, const std::vector<float>& ref,
@@ -64,14 +60,11 @@ EngineRun runRealtime(int rate, int block, double seconds, const std::vector<flo
     const std::size_t total = static_cast<std::size_t>(seconds * rate);
     std::vector<float> out(static_cast<std::size_t>(block));
     const long long periodNs = 1'000'000'000LL * block / rate;
-    bool audioRealtime = false;
-    int audioNice = 0;
+    engine::ThreadPriority card;
     std::thread audio([&] {
         // A sound card's callback thread runs at real-time priority (JACK, PipeWire, ALSA's): so does
         // this one where the system allows, above the worker's; else at the highest nice allowed.
-        audioRealtime = engine::promoteCurrentThreadToRealtime(80);
-        if (!audioRealtime)
-            audioNice = engine::raiseCurrentThreadNice();
+        card = engine::raiseCurrentThreadPriority(80);
         timespec next{};
         clock_gettime(CLOCK_MONOTONIC, &next);
         for (std::size_t pos = 0; pos + static_cast<std::size_t>(block) <= total; pos += static_cast<std::size_t>(block)) {
@@ -88,7 +81,7 @@ EngineRun runRealtime(int rate, int block, double seconds, const std::vector<flo
         }
     });
     audio.join();
-    return {eng.stats(), static_cast<double>(periodNs) * 1e-3, audioRealtime, audioNice};
+    return {eng.stats(), static_cast<double>(periodNs) * 1e-3, card};
 }
 
 // Every core busy with arithmetic, at normal priority, while it lives.
