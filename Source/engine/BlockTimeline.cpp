@@ -28,11 +28,6 @@ void BlockTimeline::prepare(std::int64_t periodNs)
         c->store(0, std::memory_order_relaxed);
 }
 
-void BlockTimeline::setSafetyBlocks(int blocks)
-{
-    safetyBlocks_.store(std::clamp(blocks, 0, kMaxSafetyBlocks), std::memory_order_relaxed);
-}
-
 void BlockTimeline::callbackEntered(std::int64_t nowNs)
 {
     if (lastCallbackNs_ != 0)
@@ -52,7 +47,7 @@ void BlockTimeline::queued(std::int64_t firstFrame, std::int64_t nowNs)
     s.firstFrame.store(firstFrame, std::memory_order_release);
 }
 
-void BlockTimeline::picked(std::int64_t firstFrame, std::int64_t nowNs)
+void BlockTimeline::picked(std::int64_t firstFrame, std::int64_t nowNs, int safetyBlocks)
 {
     // The chunk holding firstFrame: the latest stamp at or before it.
     std::int64_t queuedNs = 0, best = -1;
@@ -68,7 +63,7 @@ void BlockTimeline::picked(std::int64_t firstFrame, std::int64_t nowNs)
     if (queuedNs == 0) {
         awaitingCount_ = 0;   // no deadline to judge them by
     } else {
-        const int safety = safetyBlocks_.load(std::memory_order_relaxed);
+        const int safety = std::clamp(safetyBlocks, 0, kMaxSafetyBlocks);
         while (awaitingCount_ > static_cast<std::size_t>(safety)) {
             judge(awaiting_[awaitingFirst_], queuedNs, safety);
             awaitingFirst_ = (awaitingFirst_ + 1) % awaiting_.size();

@@ -36,16 +36,16 @@ public:
 
     // periodNs: one host block's duration (a callback earlier than that after the last is "early").
     void prepare(std::int64_t periodNs);
-    // Safety blocks (0..kMaxSafetyBlocks): how many callbacks after the next one read a block. Any thread.
+    // The most safety blocks (how many callbacks after the next one read a block) picked() judges by.
     static constexpr int kMaxSafetyBlocks = 7;
-    void setSafetyBlocks(int blocks);
 
     // Audio thread.
     void callbackEntered(std::int64_t nowNs);
     void queued(std::int64_t firstFrame, std::int64_t nowNs);
 
-    // Worker: the block starting at input frame firstFrame was taken, then processed, then published.
-    void picked(std::int64_t firstFrame, std::int64_t nowNs);
+    // Worker: the block starting at input frame firstFrame was taken (with the engine's safety blocks
+    // then, 0..kMaxSafetyBlocks), then processed, then published.
+    void picked(std::int64_t firstFrame, std::int64_t nowNs, int safetyBlocks = 0);
     void processed(std::int64_t startNs, std::int64_t endNs);
     void published(std::int64_t nowNs);
 
@@ -77,7 +77,6 @@ private:
     Block current_{};
     std::array<Block, kMaxSafetyBlocks + 1> awaiting_{};
     std::size_t awaitingFirst_ = 0, awaitingCount_ = 0;
-    std::atomic<int> safetyBlocks_{0};
     void judge(const Block& block, std::int64_t deadlineNs, int safetyBlocks);
 
     TimingHistogram callbackInterval_, wait_, processing_, handBack_, turnaround_;

@@ -88,7 +88,6 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     outScratch_.assign(channels, std::vector<float>(block, 0.0f));
     refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
     timeline_.prepare(1'000'000'000LL * spec.maxHostBlock / spec.hostRate);
-    timeline_.setSafetyBlocks(spec.safetyBlocks);
     queuedFrames_ = pickedFrames_ = lastPickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
@@ -127,7 +126,6 @@ void RealtimeEngine::setSafetyBlocks(int blocks)
 {
     blocks = std::clamp(blocks, 0, kMaxSafetyBlocks);
     safetyBlocks_.store(blocks, std::memory_order_relaxed);
-    timeline_.setSafetyBlocks(blocks);
 }
 
 void RealtimeEngine::applySettings(const aec::EchoCancellerSettings& settings)
@@ -273,7 +271,7 @@ bool RealtimeEngine::workerStep()
         return false;
     if (output_.writeAvailable() < frames * channels)
         return false; // the callback has not taken the last output yet
-    timeline_.picked(pickedFrames_, BlockTimeline::nowNs());
+    timeline_.picked(pickedFrames_, BlockTimeline::nowNs(), safetyBlocks());
     pickedFrames_ += static_cast<std::int64_t>(frames);
     lastPickedFrames_ = static_cast<std::int64_t>(frames);
     input_.read(workIn_.data(), frames * stride_);

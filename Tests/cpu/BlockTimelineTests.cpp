@@ -13,13 +13,14 @@ constexpr std::int64_t us = 1000;
 constexpr std::int64_t period = 1000 * us;   // one host block: 1 ms
 
 // Block k queued at `queuedAt`, waits `wait`, the pipeline runs `processing`, and the worker spends
-// 20 us around it.
-void runBlock(BlockTimeline& t, std::int64_t k, std::int64_t queuedAt, std::int64_t wait, std::int64_t processing)
+// 20 us around it; the engine runs with `safetyBlocks`.
+void runBlock(BlockTimeline& t, std::int64_t k, std::int64_t queuedAt, std::int64_t wait, std::int64_t processing,
+              int safetyBlocks = 0)
 {
     t.callbackEntered(queuedAt);
     t.queued(k * 48, queuedAt);
     const std::int64_t picked = queuedAt + wait;
-    t.picked(k * 48, picked);
+    t.picked(k * 48, picked, safetyBlocks);
     t.processed(picked + 10 * us, picked + 10 * us + processing);
     t.published(picked + 20 * us + processing);
 }
@@ -63,7 +64,6 @@ TEST_CASE("BlockTimeline with safety blocks: a block is late only past its 1 + S
 {
     BlockTimeline t;
     t.prepare(period);
-    t.setSafetyBlocks(1);
     std::int64_t at = 1'000'000 * us;
     for (std::int64_t k = 0; k < 202; ++k) {   // blocks 200 and 201's pick-ups judge 198 and 199
         std::int64_t wait = 50 * us, processing = 300 * us, next = period;
@@ -77,7 +77,7 @@ TEST_CASE("BlockTimeline with safety blocks: a block is late only past its 1 + S
             processing = 2100 * us;   // past two periods: late
         if (k == 180)
             wait = 1990 * us;         // late, by the wait
-        runBlock(t, k, at, wait, processing);
+        runBlock(t, k, at, wait, processing, 1);
         at += next;
     }
     const auto s = t.summary();
@@ -87,7 +87,6 @@ TEST_CASE("BlockTimeline with safety blocks: a block is late only past its 1 + S
     CHECK(s.lateByEarlyCallback == 0);
 
     // Back to no safety block: the next slow block (1.5 periods) is late again.
-    t.setSafetyBlocks(0);
     for (std::int64_t k = 202; k < 210; ++k) {
         runBlock(t, k, at, 50 * us, k == 205 ? 1500 * us : 300 * us);
         at += period;
