@@ -123,7 +123,6 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     const int latency = ready ? engine_.latencySamples() : maxBlock_;
     const int mostSafety = engine::RealtimeEngine::kMaxSafetyBlocks - (ready ? engine_.safetyBlocks() : 0);
     dryDelay_.prepare(micChannels_, latency + mostSafety * maxBlock_);
-    latency_.store(latency);
     farEnd_.assign(static_cast<std::size_t>(maxBlock_), 0.0f);
     wet_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
     dry_.assign(2, std::vector<float>(static_cast<std::size_t>(maxBlock_), 0.0f));
@@ -146,7 +145,6 @@ void QuellProcessor::applySafetyBlocksLocked()
     if (wanted == engine_.safetyBlocks())
         return;
     engine_.setSafetyBlocks(wanted);
-    latency_.store(engine_.latencySamples());
     setLatencySamples(engine_.latencySamples());
 }
 
@@ -254,7 +252,7 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
         }
         float* dry[2] = {dry_[0].data(), dry_[1].data()};
         dryDelay_.process(mic, dry, static_cast<std::size_t>(channels), static_cast<std::size_t>(len),
-                          static_cast<std::size_t>(latency_.load(std::memory_order_relaxed)));
+                          static_cast<std::size_t>(ready ? engine_.latencySamples() : maxBlock_));
 
         // Mix: a short linear fade between the cancelled output and the delayed input on bypass changes.
         float* out[2] = {channels > 0 ? buffer.getWritePointer(0, offset) : nullptr,

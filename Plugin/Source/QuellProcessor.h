@@ -101,7 +101,6 @@ private:
     ParameterReader reader_;
     engine::RealtimeEngine engine_;
     dsp::DelayLine dryDelay_;   // the input by the reported latency: the bypass path
-    std::atomic<int> latency_{0};   // the latency reported (safety blocks change it while running)
     mutable std::mutex controlMutex_;
 
     std::atomic<bool> engineReady_{false};
