@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -135,27 +136,26 @@ private:
     pid_t pid_ = 0;
 };
 
-bool wants(const std::string& only, const char* section)
+// The sections --only names (comma-separated; empty: every one). Throws on a name that is none.
+std::set<std::string> sectionsToRun(const std::string& only)
 {
-    if (only.empty())
-        return true;
+    static const std::set<std::string> known{"blocks", "wait", "stages", "stress"};
+    std::set<std::string> chosen;
     std::stringstream list(only);
-    for (std::string item; std::getline(list, item, ',');)
-        if (item == section)
-            return true;
-    return false;
+    for (std::string item; std::getline(list, item, ',');) {
+        if (!known.contains(item))
+            throw std::invalid_argument("--only: unknown section '" + item + "' (blocks, wait, stages, stress)");
+        chosen.insert(item);
+    }
+    return chosen.empty() ? known : chosen;
 }
 
 } // namespace
 
 QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs block period, deadline misses (48 kHz)")
 {
-    {
-        std::stringstream list(args.only);
-        for (std::string item; std::getline(list, item, ',');)
-            if (item != "blocks" && item != "wait" && item != "stages" && item != "stress")
-                throw std::invalid_argument("--only: unknown section '" + item + "' (blocks, wait, stages, stress)");
-    }
+    const std::set<std::string> sections = sectionsToRun(args.only);
+    const auto wants = [&](const char* section) { return sections.contains(section); };
     const double seconds = args.seconds > 0.0 ? args.seconds : args.quick ? 5.0 : 60.0;
     const int rate = 48000;
     const std::vector<int> blocks = args.blocks.empty() ? std::vector<int>{128, 256} : args.blocks;
@@ -208,12 +208,12 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
                     {"by hand-back", static_cast<long long>(t.lateByHandBack)},
                     {"by early callback", static_cast<long long>(t.lateByEarlyCallback)}});
     };
-    if (wants(args.only, "blocks"))
+    if (wants("blocks"))
         for (const int block : blocks)
             addBlockRows("", "none", block, runRealtime(rate, block, seconds, mic, ref, {}, engine::EngineSpec{}.workerWait, safetyFor(block)));
     // Stress: the same rows (a quarter of the time, at least 5 s) beside every core busy, then beside a
     // second process that keeps the GPU busy.
-    if (wants(args.only, "stress")) {
+    if (wants("stress")) {
         const double stressSeconds = std::max(5.0, seconds / 4.0);
         for (const int block : blocks) {
             const CpuLoad load;
@@ -231,7 +231,7 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
     // with no safety block.
     using Wait = engine::EngineSpec::WorkerWait;
     for (const auto wait : {Wait::Poll, Wait::Spin, Wait::Anticipate}) {
-        if (!wants(args.only, "wait"))
+        if (!wants("wait"))
             break;
         const EngineRun r = runRealtime(rate, 128, seconds / 2.0, mic, ref, {}, wait);
         const engine::BlockTimelineSummary& t = r.stats.timeline;
@@ -266,7 +266,7 @@ QUELL_BENCH_COMMAND(engine, "real-time engine: per-block processing time vs bloc
          }},
     };
     for (const Variant& v : variants) {
-        if (!wants(args.only, "stages"))
+        if (!wants("stages"))
             break;
         aec::EchoCancellerSettings settings;
         v.apply(settings);

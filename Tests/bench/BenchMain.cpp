@@ -9,6 +9,7 @@
 #include <string>
 
 #include "BenchRegistry.h"
+#include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
 
 namespace quell::bench {
@@ -62,7 +63,7 @@ int main(int argc, char* argv[])
                     args.blocks.push_back(quell::io::parseInt("--blocks", item, 16, 8192));
             } else if (a == "--safety-blocks") {
                 const std::string v = walker.value();
-                args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, 4);
+                args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
             } else if (a == "--only")
                 args.only = walker.value();
             else
