@@ -15,12 +15,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
-engine::EngineSpec smallSpec(int rate, int block, bool offline)
+engine::EngineSpec smallSpec(int rate, int block, bool offline, int safetyBlocks = 0)
 {
     engine::EngineSpec spec;
     spec.hostRate = rate;
     spec.maxHostBlock = block;
     spec.offline = offline;
+    spec.safetyBlocks = safetyBlocks;
     spec.aec.taps = 64;        // short: these tests are about the engine, not the canceller
     spec.aec.backend = aec::Backend::Cpu;
     return spec;
@@ -277,10 +278,8 @@ TEST_CASE("Safety blocks: each adds one host block of latency and one period of 
     SECTION("the latency reported is the latency measured, and the output is the same, later")
     {
         for (const int safety : {1, 4}) {
-            engine::EngineSpec spec = smallSpec(rate, block, false);
-            spec.safetyBlocks = safety;
             engine::RealtimeEngine eng;
-            eng.prepare(spec);
+            eng.prepare(smallSpec(rate, block, false, safety));
             CHECK(eng.latencySamples() == baseLatency + safety * block);
             CHECK(eng.stats().safetyBlocks == safety);
             const auto out = runEngine(eng, s, {static_cast<std::size_t>(block)}, true);
@@ -291,19 +290,16 @@ TEST_CASE("Safety blocks: each adds one host block of latency and one period of 
             CHECK(differ == 0);
             CHECK(eng.stats().lateBlocks == 0);
         }
-        engine::EngineSpec bad = smallSpec(rate, block, false);
-        bad.safetyBlocks = engine::RealtimeEngine::kMaxSafetyBlocks + 1;
         engine::RealtimeEngine eng;
-        CHECK_THROWS_WITH(eng.prepare(bad), Catch::Contains("safety blocks must be between 0 and 4"));
+        CHECK_THROWS_WITH(eng.prepare(smallSpec(rate, block, false, engine::RealtimeEngine::kMaxSafetyBlocks + 1)),
+                          Catch::Contains("safety blocks must be between 0 and 4"));
     }
 
     SECTION("a block that takes 1.2 periods is late with none, on time with one")
     {
         for (const int safety : {0, 1}) {
-            engine::EngineSpec spec = smallSpec(rate, block, false);
-            spec.safetyBlocks = safety;
             engine::RealtimeEngine eng;
-            eng.prepare(spec);
+            eng.prepare(smallSpec(rate, block, false, safety));
             std::vector<float> out(s.mic.size());
             std::uint64_t pushed = 0;
             for (std::size_t pos = 0, k = 0; pos + block <= s.mic.size(); pos += block, ++k) {
