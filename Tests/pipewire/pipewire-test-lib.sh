@@ -111,6 +111,11 @@ finishRecording() {   # PLAYER_PID OUT.wav
   daemon=""
 }
 
+# The folder of SPA's plugins (pkg-config's answer, else Debian's amd64 path).
+spaPluginDir() {
+  pkg-config --variable=plugindir libspa-0.2 2>/dev/null || echo /usr/lib/x86_64-linux-gnu/spa-0.2
+}
+
 # The folder of PipeWire's modules that holds MODULE.so (empty where none does).
 pipewireModuleDir() {   # MODULE
   local found

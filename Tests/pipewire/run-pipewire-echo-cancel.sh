@@ -17,7 +17,7 @@ plugin=$(realpath "${1:?libspa-aec-quell.so}")
 demo=$(realpath "${2:?demo folder}")
 minDb=${3:-15}
 requirePipewireTools
-spaDir=$(pkg-config --variable=plugindir libspa-0.2 2>/dev/null || echo /usr/lib/x86_64-linux-gnu/spa-0.2)
+spaDir=$(spaPluginDir)
 moduleDir=$(pipewireModuleDir libpipewire-module-echo-cancel)
 [ -f "$moduleDir/libpipewire-module-echo-cancel.so" ] && [ -f "$spaDir/aec/libspa-aec-null.so" ] \
   || { echo "PipeWire's echo-cancel module or its null backend is missing: skipped"; exit 77; }

@@ -20,7 +20,7 @@ demo=$(realpath "${2:?demo folder}")
 minDb=${3:-15}
 requirePipewireTools
 [ -f "$lv2Dir/quell-ports.lv2/manifest.ttl" ] || { echo "FAIL: no quell-ports.lv2 in $lv2Dir"; exit 1; }
-spaDir=$(pkg-config --variable=plugindir libspa-0.2 2>/dev/null || echo /usr/lib/x86_64-linux-gnu/spa-0.2)
+spaDir=$(spaPluginDir)
 moduleDir=$(pipewireModuleDir libpipewire-module-filter-chain)
 [ -f "$moduleDir/libpipewire-module-filter-chain.so" ] \
   || { echo "PipeWire's filter-chain module is missing: skipped"; exit 77; }
