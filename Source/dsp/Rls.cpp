@@ -183,7 +183,7 @@ void Rls<T>::prepare(const RlsSettings& settings)
     traceBound_ = traceBound(settings);
     p_.resize(stride_ * stride_);
     w_.resize(stride_);
-    u_.resize(stride_);
+    u_.prepare(taps_, settings.channels, stride_);
     vA_.resize(stride_);
     vB_.resize(stride_);
     configureWorkers();
@@ -205,13 +205,11 @@ void Rls<T>::reset()
 {
     reinitialiseP();
     w_.zero();
-    u_.zero();
+    u_.reset();
     vA_.zero();
     vB_.zero();
     v_ = vA_.data();
     vNext_ = vB_.data();
-    uEnergy_ = 0.0;
-    sinceResum_ = 0;
     health_ = {};
     lambdaNow_ = lambda_;
     invLambdaNow_ = invLambda_;
@@ -227,31 +225,11 @@ T Rls<T>::processSample(T d, const T* x)
         sinceCheck_ = 1;
     }
     const std::size_t n = static_cast<std::size_t>(taps_);
-    const std::size_t channels = static_cast<std::size_t>(settings_.channels), length = n / channels;
-    bool sanitised = !std::isfinite(d);
-    if (!std::isfinite(d))
+    const bool badMic = !std::isfinite(d);
+    if (badMic)
         d = T(0);
-    // Each channel's part of u shifts by one and takes its newest sample in front.
-    for (std::size_t c = 0; c < channels; ++c) {
-        T xc = x[c];
-        if (!std::isfinite(xc)) {
-            xc = T(0);
-            sanitised = true;
-        }
-        T* part = u_.data() + c * length;
-        const T leaving = part[length - 1];
-        std::copy_backward(part, part + length - 1, part + length);
-        part[0] = xc;
-        uEnergy_ += static_cast<double>(xc) * xc - static_cast<double>(leaving) * leaving;
-    }
-    if (sanitised)
+    if (u_.push(x) || badMic)
         ++health_.sanitisedSamples;
-    if (++sinceResum_ >= 4096) { // bound the drift of the running sum
-        uEnergy_ = 0.0;
-        for (std::size_t i = 0; i < n; ++i)
-            uEnergy_ += static_cast<double>(u_[i]) * u_[i];
-        sinceResum_ = 0;
-    }
 
     // Fused pass: the deferred update of P (sample n-1) and v(n) = P(n-1) u(n), one row at a time;
     // with workers, each thread takes a contiguous range of rows.
@@ -276,7 +254,7 @@ T Rls<T>::processSample(T d, const T* x)
     std::swap(v_, vNext_);
 
     const T e = d - detail::dot(w_.data(), u_.data(), stride_);
-    if (!adapting_ || uEnergy_ <= settings_.silenceFloor * static_cast<double>(n)) {
+    if (!adapting_ || u_.energy() <= settings_.silenceFloor * static_cast<double>(n)) {
         ++health_.pausedSamples;
         return e;
     }

@@ -39,6 +39,7 @@
 #include <span>
 
 #include "dsp/AlignedBuffer.h"
+#include "dsp/RlsRegressor.h"
 #include "dsp/RlsSettings.h"
 
 namespace quell::dsp {
@@ -96,14 +97,13 @@ private:
     T lambdaNow_{}, invLambdaNow_{};
     double traceBound_ = 0.0;
     int sinceCheck_ = 0;
-    AlignedBuffer<T> p_, w_, u_, vA_, vB_;
+    AlignedBuffer<T> p_, w_, vA_, vB_;
+    RlsRegressor<T> u_;
     T* v_ = nullptr;           // v(n) of the last sample
     T* vNext_ = nullptr;
     bool pending_ = false;     // a deferred rank-one update of P is due
     bool adapting_ = true;
     T pendingR_{};             // 1 / alpha of the deferred update
-    double uEnergy_ = 0.0;     // sum of u^2, exact (re-summed periodically)
-    int sinceResum_ = 0;
     RlsHealth health_{};
     int requestedThreads_ = 0;
     std::unique_ptr<detail::RowWorkerPool> pool_;

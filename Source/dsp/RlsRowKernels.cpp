@@ -55,6 +55,24 @@ inline T rowUpdateDotImpl(T* p, const T* v, T vi, T r, T invLambda, const T* u, 
 }
 
 template <typename T>
+inline void rankUpdateRowImpl(T* p, const T* z, std::size_t zStride, const T* zi, int count, T mu, std::size_t n)
+{
+    using V = typename Vec<T>::type;
+    constexpr std::size_t L = Vec<T>::lanes;
+    for (std::size_t j = 0; j < n; j += 2 * L) {
+        V p0 = *reinterpret_cast<const V*>(p + j);
+        V p1 = *reinterpret_cast<const V*>(p + j + L);
+        const T* zl = z + j;
+        for (int l = 0; l < count; ++l, zl += zStride) {
+            p0 -= zi[l] * *reinterpret_cast<const V*>(zl);
+            p1 -= zi[l] * *reinterpret_cast<const V*>(zl + L);
+        }
+        *reinterpret_cast<V*>(p + j) = p0 * mu;
+        *reinterpret_cast<V*>(p + j + L) = p1 * mu;
+    }
+}
+
+template <typename T>
 inline T dotImpl(const T* a, const T* b, std::size_t n)
 {
     using V = typename Vec<T>::type;
@@ -78,6 +96,16 @@ QUELL_CLONES double rowUpdateDot(double* p, const double* v, double vi, double r
                                  const double* u, std::size_t n)
 {
     return rowUpdateDotImpl(p, v, vi, r, invLambda, u, n);
+}
+QUELL_CLONES void rankUpdateRow(float* p, const float* z, std::size_t zStride, const float* zi, int count, float mu,
+                                std::size_t n)
+{
+    rankUpdateRowImpl(p, z, zStride, zi, count, mu, n);
+}
+QUELL_CLONES void rankUpdateRow(double* p, const double* z, std::size_t zStride, const double* zi, int count,
+                                double mu, std::size_t n)
+{
+    rankUpdateRowImpl(p, z, zStride, zi, count, mu, n);
 }
 QUELL_CLONES float dot(const float* a, const float* b, std::size_t n) { return dotImpl(a, b, n); }
 QUELL_CLONES double dot(const double* a, const double* b, std::size_t n) { return dotImpl(a, b, n); }
