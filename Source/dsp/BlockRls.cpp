@@ -76,6 +76,7 @@ void BlockRls<T>::reset()
     Z_.zero();
     clearRecurrence();
     health_ = {};
+    restartDue_ = false;
     lambdaNow_ = lambda_;
     sinceCheck_ = 0;
 }
@@ -116,6 +117,7 @@ void BlockRls<T>::restartCovariance()
     commitWeights(columns_);
     std::copy(w0_.data(), w0_.data() + stride_, w_.data());
     reinitialiseP();
+    restartDue_ = false;
     clearRecurrence();
 }
 
@@ -184,7 +186,7 @@ double BlockRls<T>::traceBefore(int j) const
 }
 
 template <typename T>
-T BlockRls<T>::step(int j, bool& restart)
+T BlockRls<T>::step(int j)
 {
     if (++sinceCheck_ > settings_.traceCheckSamples) {
         lambdaNow_ = traceBefore(j) > traceBound_ ? 1.0 : lambda_;
@@ -195,7 +197,7 @@ T BlockRls<T>::step(int j, bool& restart)
     double e = d_[ju] - y0_[ju];
     for (int a = 0; a < j; ++a)
         e -= b_[static_cast<std::size_t>(a)] * g[a];
-    if (paused_[ju]) {
+    if (paused_[ju] || restartDue_) {
         ++health_.pausedSamples;
         return static_cast<T>(e);
     }
@@ -215,11 +217,12 @@ T BlockRls<T>::step(int j, bool& restart)
     const double alpha = lambdaNow_ + gamma;
     if (!(alpha >= 0.5 * lambdaNow_) || !std::isfinite(alpha) || !std::isfinite(e)) {
         ++health_.reinitialisations;
-        restart = true;
+        restartDue_ = true;
         std::fill(c, c + j + 1, 0.0);
         if (!std::isfinite(e)) {
             w0_.zero();
             std::fill(b_.begin(), b_.end(), 0.0);
+            std::fill(y0_.begin() + j, y0_.end(), 0.0);
             return static_cast<T>(d_[ju]);
         }
         return static_cast<T>(e);
@@ -244,6 +247,12 @@ template <typename T>
 void BlockRls<T>::finishBlock()
 {
     commitWeights(columns_);
+    if (restartDue_) {
+        reinitialiseP();
+        restartDue_ = false;
+        clearRecurrence();
+        return;
+    }
     // The deferred update: z_l = sqrt(s_l) V c_l for every step that adapted.
     int count = 0;
     for (int l = 0; l < columns_; ++l) {
@@ -264,25 +273,6 @@ void BlockRls<T>::finishBlock()
 }
 
 template <typename T>
-void BlockRls<T>::restartBlockAfter(int j, int end)
-{
-    // Loss of positive definiteness at step j: w as it was before j, P = I / delta, and the columns
-    // after j (already appended) start a new block.
-    commitWeights(j);
-    reinitialiseP();
-    const int moved = end - j - 1;
-    for (int t = 0; t < moved; ++t) {
-        const std::size_t from = static_cast<std::size_t>(j + 1 + t), to = static_cast<std::size_t>(t);
-        std::copy(U_.data() + from * stride_, U_.data() + (from + 1) * stride_, U_.data() + to * stride_);
-        d_[to] = d_[from];
-        paused_[to] = paused_[from];
-    }
-    clearRecurrence();
-    if (moved > 0)
-        computeColumns(0, moved);
-}
-
-template <typename T>
 void BlockRls<T>::run(std::span<const T> mic, std::span<const T> ref, std::span<T> out, std::size_t channels)
 {
     const std::size_t n = mic.size();
@@ -295,19 +285,9 @@ void BlockRls<T>::run(std::span<const T> mic, std::span<const T> ref, std::span<
             appendColumn(j, mic[at], &ref[at * channels]);
         }
         computeColumns(begin, end);
-        // Step the new columns; a restart moves the rest to the front of a new block.
-        std::size_t outPos = pos;
-        int j = begin, last = end;
-        while (j < last) {
-            bool restart = false;
-            out[outPos++] = step(j, restart);
-            if (restart) {
-                restartBlockAfter(j, last);
-                last = last - j - 1;
-                j = 0;
-                continue;
-            }
-            columns_ = ++j;
+        for (int j = begin; j < end; ++j) {
+            out[pos + static_cast<std::size_t>(j - begin)] = step(j);
+            columns_ = j + 1;
         }
         pos += static_cast<std::size_t>(end - begin);
         if (columns_ == block_)

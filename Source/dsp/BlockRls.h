@@ -30,8 +30,11 @@
 //  - paused adaptation (far-end power below the floor, or setAdaptation(false)): the step changes nothing;
 //  - the bounded trace, checked every traceCheckSamples samples: trace(P_{j-1}) = mu (trace(P0) -
 //    sum_{l<j} s_l |V c_l|^2), computed at the check, decides lambda_j from then on;
-//  - loss of positive definiteness (lambda_j + gamma_j < lambda_j / 2, or a non-finite value): w is
-//    committed as it was before the sample, P = I / delta, and the block starts again with the next sample;
+//  - loss of positive definiteness (lambda_j + gamma_j < lambda_j / 2, or a non-finite value): the rest
+//    of the block is held (no adaptation; counted as paused), and at the block's end w is committed and
+//    P = I / delta. The per-sample RLS restarts at once; holding keeps the block boundaries where they
+//    were, so the GPU twin needs no round trip to the host, and costs at most k - 1 samples of adaptation
+//    in an event that should not happen at all;
 //  - non-finite input samples are replaced by zero and counted.
 // Threading: one thread at a time calls process(), which never allocates after prepare().
 #include <cstddef>
@@ -73,12 +76,11 @@ private:
     void run(std::span<const T> mic, std::span<const T> ref, std::span<T> out, std::size_t channels);
     void appendColumn(int column, T d, const T* x);
     void computeColumns(int begin, int end);
-    T step(int j, bool& restart);
+    T step(int j);
     void finishBlock();
     void combineColumns(const double* coefficients, int count) const; // scratch_ = V coefficients
     void addBlockWeights(T* dst, int steps) const;
     void commitWeights(int steps);
-    void restartBlockAfter(int j, int end);
     double traceBefore(int j) const;
     void reinitialiseP();
     void clearRecurrence();
@@ -96,6 +98,7 @@ private:
     double lambda_ = 1.0, lambdaNow_ = 1.0, traceBound_ = 0.0;
     int sinceCheck_ = 0;
     bool adapting_ = true;
+    bool restartDue_ = false; // P lost definiteness in this block: the rest is held, P restarts at its end
 
     AlignedBuffer<T> p_, w0_, w_;
     RlsRegressor<T> u_;

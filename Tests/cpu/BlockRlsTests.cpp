@@ -275,7 +275,7 @@ TEST_CASE("block RLS replaces NaN and Inf input and restarts P when it loses def
     INFO("block " << f.health().reinitialisations << ", per-sample " << perSample.health().reinitialisations << " re-initialisations");
     for (float v : eb)
         REQUIRE(std::isfinite(v));
-    // Both restart hundreds of times here (446 and 450 when written); the block RLS mid-block.
+    // Both restart hundreds of times here (446 and 450 when written).
     CHECK(perSample.health().reinitialisations > 0);
     CHECK(f.health().reinitialisations > 0);
 }
