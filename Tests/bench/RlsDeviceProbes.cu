@@ -68,4 +68,13 @@ double measureCopyBandwidthGBps(std::size_t bytes, int repeats)
     return best;
 }
 
+double fp32PeakTflops()
+{
+    int device = 0, sms = 0, clockKhz = 0;
+    QUELL_CUDA_CHECK(cudaGetDevice(&device));
+    QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, device));
+    return static_cast<double>(sms) * 128.0 * 2.0 * clockKhz * 1e3 / 1e12;
+}
+
 } // namespace quell::gpu

@@ -21,4 +21,8 @@ double measureGridBarrierMicroseconds(int blocks, int threads, int iterations, G
 // the same way the RLS bandwidth bound counts P read and written. `bytes` per copy, best of `repeats`.
 double measureCopyBandwidthGBps(std::size_t bytes, int repeats);
 
+// The device's FP32 peak in TFLOP/s from its description: multiprocessors x 128 FP32 lanes (sm_80 and
+// later) x 2 (a fused multiply-add) x the maximum SM clock.
+double fp32PeakTflops();
+
 } // namespace quell::gpu

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The kernels of the block-exact GPU RLS (GpuBlockRls.h), one per stage of a block, each launched by
+// the host in order on one stream. dsp::BlockRls is the CPU twin, step for step.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace quell::gpu::blockrls {
+
+// Scalars kept on the device between kernels and calls.
+struct State {
+    double mu;          // prod of 1 / lambda_j over the block's adapting steps so far
+    double lambdaNow;   // the bounded trace's choice: lambda, or 1 while trace(P) is above the bound
+    double traceP0;     // trace of P at the block's start (after the deferred update)
+    float pendingMu;    // the deferred update: P <- pendingMu (P - sum_l z_l z_l^T), l < pendingCount
+    int pendingCount;
+    int pending;
+    int reinitP;        // P = I / delta at the next block's start instead of the update
+    int restartDue;     // P lost definiteness in this block: the rest is held
+    int zeroW;          // a non-finite error: w = 0 at the block's end
+    unsigned long long pausedSamples;
+    unsigned long long reinitialisations;
+};
+
+// The filter's geometry and device buffers.
+struct Geometry {
+    int taps;          // N, over all far-end channels
+    int channels;      // far-end channels stacked in u
+    int length;        // taps per channel, L
+    int stride;        // row length of P, U, V, Z (a multiple of 64)
+    int block;         // k
+    std::size_t historyPitch; // floats per far-end channel in the history window
+};
+
+struct Buffers {
+    float* P;
+    float* w0;
+    float* U;      // k rows: the block's regressors
+    float* V;      // k rows: P0 u_j
+    float* Z;      // k rows: the deferred update
+    double* G;     // k x k, row j: u_a^T P0 u_j for a <= j
+    double* H;     // k x k, row j: (P0 u_a)^T (P0 u_j) for a <= j (the trace)
+    double* A;     // k x k
+    double* C;     // k x k, row l: c_l
+    double* b;     // k
+    double* s;     // k
+    double* y0;    // k: u_j^T w0
+    double* d;     // k: the block's microphone samples
+    unsigned char* paused; // k
+    State* state;
+};
+
+// Columns [begin, end) of the block from the call's samples t0.. (history window, far-end channels
+// planar, each with length - 1 older samples in front), their far-end energy (pause) and u^T w0.
+void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
+                  bool adapting, double silenceEnergy, cudaStream_t stream);
+// At a block's start: the deferred update of P (or P = I / delta), and trace(P0).
+void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream);
+// V's columns [begin, end) = P0 u_j.
+void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
+// G and H rows [begin, end).
+void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
+// The recurrence over steps [begin, end): outputs to out[0 .. end - begin). checkStep: the step before
+// which the bounded trace is checked, or -1.
+void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
+                float* out, cudaStream_t stream);
+// The block's end after `steps` steps: w0 += V b; with `restart`, P = I / delta next (restartCovariance),
+// else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
+void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream);
+// out = w0 + V b over `steps` steps (the visible weights).
+void currentWeights(const Geometry& g, const Buffers& b, int steps, float* out, cudaStream_t stream);
+
+} // namespace quell::gpu::blockrls

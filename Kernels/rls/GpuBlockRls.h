@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The block-exact GPU RLS (issue 17): k samples per pass over P, the per-sample RLS's outputs up to
+// rounding. The same recursion, order and safeguards as quell::dsp::BlockRls (its CPU twin, which says
+// why each step is as it is): V = P0 U and the previous block's deferred rank-k update of P in full-grid
+// kernels, the k-step recurrence in float64 in one thread block, the block's end (w, the next update's
+// z_l) in a full-grid kernel. No host round trip per block: every decision (pause, bounded trace, restart)
+// is taken on the device, and the host only counts samples.
+//
+// Threading: one thread at a time; the object owns its device memory and stream. prepare() allocates;
+// process() does not (calls longer than maxCall are split).
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "dsp/RlsSettings.h"
+
+namespace quell::gpu {
+
+class GpuBlockRls {
+public:
+    static constexpr int kMaxBlock = 256;
+
+    GpuBlockRls();
+    ~GpuBlockRls();
+    GpuBlockRls(const GpuBlockRls&) = delete;
+    GpuBlockRls& operator=(const GpuBlockRls&) = delete;
+
+    // settings.channels: 1 or 2 far-end channels stacked in u (as dsp::Rls); blockSize: k, 1..kMaxBlock.
+    // Throws std::invalid_argument on bad settings, CudaError when the device fails.
+    void prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall = 4096);
+    void reset();
+    // mic = d, ref = x (settings.channels interleaved), out = e; out may alias mic.
+    void process(const float* mic, const float* ref, float* out, std::size_t samples);
+    // The weights after the last sample (w0 + V b of the block so far).
+    std::vector<float> weights() const;
+    // P = I / delta from the next block on, w kept; the current block ends here.
+    void restartCovariance();
+    void setAdaptation(bool on) { adapting_ = on; }
+    dsp::RlsHealth health() const;
+    int taps() const;
+    int blockSize() const;
+    // Device time of the last process() call's kernels, in milliseconds.
+    double lastKernelMilliseconds() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    bool adapting_ = true;
+};
+
+} // namespace quell::gpu

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// [gpu][block-rls] tests: the block-exact GPU RLS against the float64 per-sample CPU RLS and against its
+// CPU twin (dsp::BlockRls<float>), over N, k, call splits, a stereo far end and the safeguards.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "dsp/BlockRls.h"
+#include "dsp/Rls.h"
+#include "rls/GpuBlockRls.h"
+#include "support/Signals.h"
+
+using quell::dsp::BlockRls;
+using quell::dsp::Rls;
+using quell::dsp::RlsSettings;
+using quell::gpu::GpuBlockRls;
+
+namespace {
+
+struct Echo {
+    std::vector<float> x, d; // x: channels interleaved
+    std::vector<double> h;
+};
+
+// AR(1) (pole 0.9) or white far end through a decaying random path per channel, plus noise at -80 dB.
+Echo makeEcho(std::size_t samples, int tapsPerChannel, std::uint32_t seed, bool coloured, int channels = 1)
+{
+    Echo c;
+    std::vector<double> d(samples, 0.0);
+    c.x.assign(samples * static_cast<std::size_t>(channels), 0.0f);
+    for (int ch = 0; ch < channels; ++ch) {
+        const auto s = seed + 10u * static_cast<std::uint32_t>(ch);
+        const auto x = coloured ? quell::test::colouredNoise(samples, s) : quell::test::whiteNoise(samples, s, 0.1);
+        const auto h = quell::test::randomSystem(static_cast<std::size_t>(tapsPerChannel), s + 1, tapsPerChannel / 6.0);
+        const auto y = quell::test::convolve(x, h);
+        for (std::size_t i = 0; i < samples; ++i) {
+            c.x[i * static_cast<std::size_t>(channels) + static_cast<std::size_t>(ch)] = static_cast<float>(x[i]);
+            d[i] += y[i];
+        }
+        c.h.insert(c.h.end(), h.begin(), h.end());
+    }
+    const auto noise = quell::test::whiteNoise(samples, seed + 2, 1e-4);
+    for (std::size_t i = 0; i < samples; ++i)
+        d[i] += noise[i];
+    c.d = quell::test::cast<float>(std::span<const double>(d));
+    return c;
+}
+
+RlsSettings settingsFor(int tapsPerChannel, int channels = 1)
+{
+    RlsSettings s;
+    s.tapsPerChannel = tapsPerChannel;
+    s.channels = channels;
+    return s;
+}
+
+std::vector<double> perSampleReference(const RlsSettings& s, const Echo& c)
+{
+    Rls<double> rls;
+    rls.prepare(s);
+    std::vector<double> d(c.d.begin(), c.d.end()), x(c.x.begin(), c.x.end()), e(c.d.size());
+    if (s.channels == 1)
+        rls.process(d, x, e);
+    else
+        rls.processInterleaved(d, x, e);
+    return e;
+}
+
+// The GPU filter over the case in calls of the given lengths (cycled).
+std::vector<float> runGpu(GpuBlockRls& gpu, const Echo& c, const std::vector<std::size_t>& calls)
+{
+    const std::size_t channels = c.x.size() / c.d.size();
+    std::vector<float> e(c.d.size(), std::numeric_limits<float>::quiet_NaN());
+    std::size_t pos = 0, k = 0;
+    while (pos < c.d.size()) {
+        const std::size_t n = std::min(c.d.size() - pos, calls[k++ % calls.size()]);
+        gpu.process(c.d.data() + pos, c.x.data() + pos * channels, e.data() + pos, n);
+        pos += n;
+    }
+    return e;
+}
+
+std::vector<float> runTwin(const RlsSettings& s, int k, const Echo& c)
+{
+    BlockRls<float> twin;
+    twin.prepare(s, k);
+    std::vector<float> e(c.d.size());
+    if (s.channels == 1)
+        twin.process(c.d, c.x, e);
+    else
+        twin.processInterleaved(c.d, c.x, e);
+    return e;
+}
+
+bool allFinite(const std::vector<float>& v)
+{
+    return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
+}
+
+} // namespace
+
+TEST_CASE("GPU block RLS matches the float64 per-sample RLS over N and k", "[gpu][rls][block-rls]")
+{
+    // The bound: relative L2 of e <= 3e-3 (10 s at N <= 256; shorter where the float64
+    // reference costs minutes).
+    struct Case {
+        int taps;
+        std::size_t samples;
+        std::vector<int> blocks;
+    };
+    const std::vector<Case> cases{{64, 160000, {1, 7, 32, 64, 128}},
+                                  {256, 160000, {32, 64}},
+                                  {256, 16000, {1, 7, 128}},
+                                  {1024, 16000, {32, 64}},
+                                  {4096, 2500, {64}}};
+    for (const auto& cs : cases) {
+        const Echo c = makeEcho(cs.samples, cs.taps, static_cast<std::uint32_t>(cs.taps) + 3u, true);
+        const auto s = settingsFor(cs.taps);
+        auto reference = std::async(std::launch::async, [&] { return perSampleReference(s, c); });
+        const auto ref = reference.get();
+        for (const int k : cs.blocks) {
+            GpuBlockRls gpu;
+            gpu.prepare(s, k, 4096);
+            const auto e = runGpu(gpu, c, {1000, 37, 4096});
+            const double err = quell::test::relativeL2<float, double>(e, ref);
+            INFO("N " << cs.taps << ", k " << k << ", " << cs.samples << " samples: relative L2 " << err);
+            REQUIRE(allFinite(e));
+            CHECK(err < 3e-3);
+            CHECK(gpu.health().reinitialisations == 0);
+            WARN("block RLS N " << cs.taps << " k " << k << ": relative L2 against float64 " << err);
+        }
+    }
+}
+
+TEST_CASE("GPU block RLS follows its CPU twin, and its output does not depend on the call split", "[gpu][rls][block-rls]")
+{
+    const Echo c = makeEcho(24000, 200, 91, true);
+    const auto s = settingsFor(200);
+    for (const int k : {7, 32}) {
+        const auto twin = runTwin(s, k, c);
+        GpuBlockRls whole, split;
+        whole.prepare(s, k, 24000);
+        split.prepare(s, k, 512);
+        const auto a = runGpu(whole, c, {24000});
+        std::mt19937 rng(static_cast<std::uint32_t>(k));
+        std::vector<std::size_t> calls;
+        for (int i = 0; i < 64; ++i)
+            calls.push_back(std::uniform_int_distribution<std::size_t>(1, 3 * static_cast<std::size_t>(k))(rng));
+        const auto b = runGpu(split, c, calls);
+        const double toTwin = quell::test::relativeL2<float, float>(a, twin);
+        INFO("k " << k << ": relative L2 to the CPU twin " << toTwin);
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+        CHECK(toTwin < 1e-3);
+        const auto wa = whole.weights(), wb = split.weights();
+        CHECK(std::memcmp(wa.data(), wb.data(), wa.size() * sizeof(float)) == 0);
+        CHECK(quell::test::misalignmentDb<float>(wa, c.h) < -40.0);
+    }
+}
+
+TEST_CASE("GPU block RLS with a stereo far end matches the float64 per-sample RLS", "[gpu][rls][block-rls]")
+{
+    const Echo c = makeEcho(16000, 128, 5, true, 2);
+    const auto s = settingsFor(128, 2);
+    const auto ref = perSampleReference(s, c);
+    GpuBlockRls gpu;
+    gpu.prepare(s, 32, 1024);
+    const auto e = runGpu(gpu, c, {1024, 100});
+    const double err = quell::test::relativeL2<float, double>(e, ref);
+    INFO("relative L2 " << err);
+    CHECK(err < 3e-3);
+}
+
+TEST_CASE("GPU block RLS pauses, holds with adaptation off, sanitises and restarts as its CPU twin", "[gpu][rls][block-rls]")
+{
+    // Far-end silence for 1.25 s in the middle, a NaN and an Inf, adaptation off for a while.
+    Echo c = makeEcho(40000, 64, 5, false);
+    for (std::size_t i = 10000; i < 30000; ++i)
+        c.x[i] = 0.0f;
+    {
+        std::vector<double> x(c.x.begin(), c.x.end());
+        const auto y = quell::test::convolve(x, c.h);
+        for (std::size_t i = 0; i < y.size(); ++i)
+            c.d[i] = static_cast<float>(y[i]);
+    }
+    c.x[100] = std::numeric_limits<float>::quiet_NaN();
+    c.d[200] = std::numeric_limits<float>::infinity();
+    RlsSettings s = settingsFor(64);
+    s.lambda = 0.999;
+    BlockRls<float> twin;
+    twin.prepare(s, 48);
+    GpuBlockRls gpu;
+    gpu.prepare(s, 48, 4096);
+    std::vector<float> et(c.d.size()), eg(c.d.size());
+    auto both = [&](std::size_t from, std::size_t n) {
+        twin.process(std::span<const float>(c.d).subspan(from, n), std::span<const float>(c.x).subspan(from, n),
+                     std::span<float>(et).subspan(from, n));
+        gpu.process(c.d.data() + from, c.x.data() + from, eg.data() + from, n);
+    };
+    both(0, 35000);
+    twin.setAdaptation(false);
+    gpu.setAdaptation(false);
+    both(35000, 2000);
+    twin.setAdaptation(true);
+    gpu.setAdaptation(true);
+    both(37000, 3000);
+    REQUIRE(allFinite(eg));
+    CHECK(gpu.health().pausedSamples == twin.health().pausedSamples);
+    CHECK(gpu.health().sanitisedSamples == 2);
+    CHECK(gpu.health().reinitialisations == 0);
+    CHECK(quell::test::relativeL2<float, float>(std::span<const float>(eg).subspan(201), std::span<const float>(et).subspan(201)) < 1e-3);
+
+    // Loss of definiteness (a far end 1e4 times louder than P(0) assumes, lambda 0.9): both restart,
+    // hold the rest of the block, and stay finite.
+    Echo loud = makeEcho(8000, 16, 3, false);
+    for (auto& v : loud.x)
+        v *= 1e4f;
+    {
+        std::vector<double> x(loud.x.begin(), loud.x.end());
+        const auto y = quell::test::convolve(x, loud.h);
+        for (std::size_t i = 0; i < y.size(); ++i)
+            loud.d[i] = static_cast<float>(y[i]);
+    }
+    RlsSettings hard = settingsFor(16);
+    hard.lambda = 0.9;
+    hard.delta = 1e-9;
+    GpuBlockRls g2;
+    g2.prepare(hard, 64, 8000);
+    const auto e2 = runGpu(g2, loud, {8000});
+    BlockRls<float> t2;
+    t2.prepare(hard, 64);
+    std::vector<float> e2t(loud.d.size());
+    t2.process(loud.d, loud.x, e2t);
+    INFO("GPU " << g2.health().reinitialisations << ", twin " << t2.health().reinitialisations << " re-initialisations");
+    REQUIRE(allFinite(e2));
+    CHECK(g2.health().reinitialisations > 0);
+    CHECK(t2.health().reinitialisations > 0);
+}
+
+TEST_CASE("GPU block RLS restartCovariance keeps the weights and re-converges", "[gpu][rls][block-rls]")
+{
+    const Echo c = makeEcho(16000, 128, 77, true);
+    const auto s = settingsFor(128);
+    GpuBlockRls gpu;
+    gpu.prepare(s, 32, 4096);
+    std::vector<float> e(c.d.size());
+    gpu.process(c.d.data(), c.x.data(), e.data(), 5003);
+    const auto before = gpu.weights();
+    gpu.restartCovariance();
+    const auto after = gpu.weights();
+    CHECK(quell::test::relativeL2<float, float>(after, before) < 1e-6);
+    gpu.process(c.d.data() + 5003, c.x.data() + 5003, e.data() + 5003, c.d.size() - 5003);
+    CHECK(quell::test::misalignmentDb<float>(gpu.weights(), c.h) < -40.0);
+}
