@@ -87,58 +87,46 @@ struct PortAudioSession {
     ~PortAudioSession() { Pa_Terminate(); }
 };
 
-void usage(std::FILE* f)
-{
-    std::fprintf(f,
-                 "usage: quell-live --list-devices\n"
-                 "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
-                 "                  [canceller options] [--rate HZ] [--block N] [--safety-blocks N|auto] [--seconds S]\n"
-                 "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]\n"
-                 "DEV is a device number from --list-devices or part of its name. --rate is the device rate\n"
-                 "(default: the device's own rate; the far-end file is resampled to it); --block the host block in samples (default 256).\n"
-                 "--safety-blocks N (0 to 4): N more host blocks of latency, N more block periods for the canceller to\n"
-                 "deliver each block in (default auto: 1 for blocks under 4 ms, e.g. 128 samples at 48 kHz, else 0).\n"
-                 "--verbose: keep the audio back-end's own messages (ALSA, JACK) on stderr; by default its device scan's\n"
-                 "are dropped. --version: print the version and exit.\n"
-                 "canceller options:\n");
-    standalone::printCancellerOptions(f, standalone::CancellerUse::Realtime);
-    std::fprintf(f,
-                 "Exit codes: 0 finished; 130 / 143 stopped by Ctrl-C / SIGTERM (the recording is complete); 2 bad\n"
-                 "usage or input; 3 an audio device problem; 1 any other failure.\n");
-}
-
-Options parse(int argc, char** argv)
+// Parses the command line; nullopt when --help or --version answered it.
+std::optional<Options> parse(int argc, char** argv)
 {
     Options o;
     o.aec.cpuRealtimeBudget = 0.5; // half a core at most for the CPU canceller (see CpuFilterChoice.h)
-    io::Arguments args(argc, argv);
-    while (args.next()) {
-        const std::string a = args.option();
-        auto value = [&] { return args.value(); };
-        if (a == "--list-devices") o.listDevices = true;
-        else if (a == "--verbose") o.verbose = true;
-        else if (a == "--input") o.input = value();
-        else if (a == "--output") o.output = value();
-        else if (a == "--host-api") o.hostApi = value();
-        else if (a == "--far-end") o.farEndFile = value();
-        else if (a == "--far-end-device") o.farEndDevice = value();
-        else if (a == "--record") o.record = value();
-        else if (a == "--rate") o.rate = io::parseInt("--rate", value(), 8000, 192000);
-        else if (a == "--block") o.block = io::parseInt("--block", value(), 16, 4096);
-        else if (a == "--safety-blocks") {
-            const std::string v = value();
-            o.safetyBlocks = v == "auto" ? -1 : io::parseInt("--safety-blocks", v, 0, engine::RealtimeEngine::kMaxSafetyBlocks);
-        } else if (a == "--seconds") o.seconds = io::parseDouble("--seconds", value(), 0.1, 1e7);
-        else if (standalone::parseCancellerOption(a, args, o.aec)) {
-        } else if (a == "--help" || a == "-h") {
-            usage(stdout);
-            std::exit(0);
-        } else if (a == "--version") {
-            std::printf("quell-live %s (git %s)\n", QUELL_VERSION, QUELL_REVISION);
-            std::exit(0);
-        } else
-            throw io::UsageError("unknown option '" + a + "' (see --help)");
-    }
+    standalone::ProgramOptions cli(
+        "quell-live",
+        "usage: quell-live --list-devices\n"
+        "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
+        "                  [canceller options] [--rate HZ] [--block N] [--safety-blocks N|auto] [--seconds S]\n"
+        "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]",
+        std::string("quell-live ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+    cli.flag("--list-devices", o.listDevices, "list the audio devices and exit");
+    cli.text("--input", "DEV", o.input, "the microphone's capture device (default: the system's default input)");
+    cli.text("--output", "DEV", o.output, "the device that plays the far end (default: the system's default output)");
+    cli.text("--host-api", "NAME", o.hostApi, "pick devices of this host API only (alsa, jack, ...)");
+    cli.text("--far-end", "FILE.wav", o.farEndFile, "the far end to play to the output device");
+    cli.text("--far-end-device", "DEV", o.farEndDevice,
+             "take the far end from this capture device instead (a loopback of the call app);\n"
+             "nothing is played");
+    cli.text("--record", "OUT.wav", o.record, "record the cleaned microphone (16-bit WAV at the device rate)");
+    cli.integer("--rate", "HZ", o.rate, 8000, 192000, "the device rate (default: the device's own; the far-end file is resampled to it)");
+    cli.integer("--block", "N", o.block, 16, 4096, "the host block in samples (default 256)");
+    cli.option("--safety-blocks", "N|auto",
+               "0 to 4: N more host blocks of latency, N more block periods for the canceller to\n"
+               "deliver each block in (default auto: 1 for blocks under 4 ms, e.g. 128 samples at\n"
+               "48 kHz, else 0)",
+               [&o](const std::string& v) {
+                   o.safetyBlocks = v == "auto" ? -1 : io::parseInt("--safety-blocks", v, 0, engine::RealtimeEngine::kMaxSafetyBlocks);
+               });
+    cli.number("--seconds", "S", o.seconds, 0.1, 1e7, "stop after S seconds (default: when the far-end file ends)");
+    cli.flag("--verbose", o.verbose, "keep the audio back-end's own messages (ALSA, JACK) on stderr; by default\n"
+                                     "its device scan's are dropped");
+    cli.group("Canceller options");
+    standalone::addCancellerOptions(cli, o.aec, standalone::CancellerUse::Realtime);
+    cli.notes("DEV is a device number from --list-devices or part of its name.\n"
+              "Exit codes: 0 finished; 130 / 143 stopped by Ctrl-C / SIGTERM (the recording is complete); 2 bad\n"
+              "usage or input; 3 an audio device problem; 1 any other failure.");
+    if (!cli.parse(argc, argv))
+        return std::nullopt;
     if (!o.listDevices && o.farEndFile.empty() == o.farEndDevice.empty())
         throw io::UsageError("give exactly one far end: --far-end FILE.wav or --far-end-device DEV");
     return o;
@@ -448,7 +436,8 @@ int run(const Options& o)
 int main(int argc, char** argv)
 {
     try {
-        return run(parse(argc, argv));
+        const std::optional<Options> options = parse(argc, argv);
+        return options ? run(*options) : 0;
     } catch (const DeviceError& e) {
         std::fprintf(stderr, "quell-live: %s\n", e.what());
         return 3;

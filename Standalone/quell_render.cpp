@@ -46,51 +46,34 @@ struct Options {
     bool quiet = false;
 };
 
-void printUsage(std::FILE* f)
-{
-    std::fprintf(f, "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]\n");
-    standalone::printCancellerOptions(f, standalone::CancellerUse::Offline);
-    std::fprintf(f,
-                 "  --rate HZ         the canceller's own rate (default 16000; 'input' = the files' rate, full band)\n"
-                 "  --mono-far-end    mix a stereo far end to mono (default: one filter over both channels)\n"
-                 "  --metrics M.json  ERLE per 100 ms, the settings and the timings as JSON\n"
-                 "  --quiet           no progress bar and no summary\n"
-                 "  --version         print the version and exit\n"
-                 "OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
-                 "the microphone's rate, channels, sample format (where the container takes it) and length.\n"
-                 "'-' as MIC or REF reads that file from standard input; '-' as OUT writes WAV to standard output\n"
-                 "(the summary then goes to standard error).\n");
-}
-
-Options parse(int argc, char** argv)
+// Parses the command line; nullopt when --help or --version answered it.
+std::optional<Options> parse(int argc, char** argv)
 {
     Options o;
-    io::Arguments args(argc, argv);
-    while (args.next()) {
-        const std::string a = args.option();
-        auto value = [&] { return args.value(); };
-        if (a == "--mic") o.mic = value();
-        else if (a == "--ref") o.ref = value();
-        else if (a == "--out") o.out = value();
-        else if (a == "--metrics") o.metrics = value();
-        else if (a == "--rate") {
-            const std::string v = value();
-            if (v == "input") o.rateFromInput = true;
-            else o.cancellerRate = io::parseInt("--rate", v, aec::kMinSampleRate, aec::kMaxSampleRate);
-        }
-        else if (standalone::parseCancellerOption(a, args, o.aec)) {
-        }
-        else if (a == "--mono-far-end") o.monoFarEnd = true;
-        else if (a == "--quiet") o.quiet = true;
-        else if (a == "--help" || a == "-h") {
-            printUsage(stdout);
-            std::exit(0);
-        } else if (a == "--version") {
-            std::printf("quell-render %s (git %s)\n", QUELL_VERSION, QUELL_REVISION);
-            std::exit(0);
-        } else
-            throw io::UsageError("unknown option '" + a + "' (see --help)");
-    }
+    standalone::ProgramOptions cli("quell-render", "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]",
+                                   std::string("quell-render ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+    cli.text("--mic", "MIC.wav", o.mic, "the microphone (1 or 2 channels; '-': standard input)");
+    cli.text("--ref", "REF.wav", o.ref, "the far end, what the loudspeaker plays (1 or 2 channels; '-': standard input)");
+    cli.text("--out", "OUT.wav", o.out, "the echo-cancelled microphone ('-': WAV on standard output)");
+    cli.option("--rate", "HZ", "the canceller's own rate (default 16000; 'input' = the files' rate, full band)",
+               [&o](const std::string& v) {
+                   o.rateFromInput = v == "input";
+                   if (!o.rateFromInput)
+                       o.cancellerRate = io::parseInt("--rate", v, aec::kMinSampleRate, aec::kMaxSampleRate);
+               });
+    cli.flag("--mono-far-end", o.monoFarEnd, "mix a stereo far end to mono (default: one filter over both channels)");
+    cli.text("--metrics", "M.json", o.metrics, "ERLE per 100 ms, the settings and the timings as JSON");
+    cli.flag("--quiet", o.quiet, "no progress bar and no summary");
+    cli.group("Canceller options");
+    standalone::addCancellerOptions(cli, o.aec, standalone::CancellerUse::Offline);
+    cli.notes("OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
+              "the microphone's rate, channels, sample format (where the container takes it) and length.\n"
+              "'-' as MIC or REF reads that file from standard input; '-' as OUT writes WAV to standard output\n"
+              "(the summary then goes to standard error).\n"
+              "Exit codes: 0 done; 2 bad usage or bad input (nothing written); 1 a failure while processing\n"
+              "(nothing written).");
+    if (!cli.parse(argc, argv))
+        return std::nullopt;
     if (o.mic.empty() || o.ref.empty() || o.out.empty())
         throw io::UsageError("--mic, --ref and --out are required (see --help)");
     if (o.mic == "-" && o.ref == "-")
@@ -321,7 +304,8 @@ int run(const Options& o)
 int main(int argc, char** argv)
 {
     try {
-        return run(parse(argc, argv));
+        const std::optional<Options> options = parse(argc, argv);
+        return options ? run(*options) : 0;
     } catch (const aec::BackendUnavailable& e) {
         std::fprintf(stderr, "quell-render: %s\n", e.what());
         return 2;

@@ -55,40 +55,5 @@ double parseDouble(const std::string& option, const std::string& text, double lo
     return v;
 }
 
-bool Arguments::next()
-{
-    if (hasInline_ && !inlineTaken_)
-        throw UsageError(option_ + " takes no value (got '" + option_ + "=" + inline_ + "')");
-    hasInline_ = inlineTaken_ = false;
-    if (at_ >= argv_.size())
-        return false;
-    std::string a = argv_[at_++];
-    if (a == "--") {
-        if (at_ < argv_.size())
-            throw UsageError("unexpected argument '" + argv_[at_] + "' after --");
-        return false;
-    }
-    if (a.rfind("--", 0) == 0) {
-        if (const std::size_t eq = a.find('='); eq != std::string::npos) {
-            inline_ = a.substr(eq + 1);
-            a.resize(eq);
-            hasInline_ = true;
-        }
-    }
-    option_ = std::move(a);
-    return true;
-}
-
-std::string Arguments::value()
-{
-    if (hasInline_) {
-        inlineTaken_ = true;
-        return inline_;
-    }
-    if (at_ >= argv_.size())
-        throw UsageError(option_ + ": missing value");
-    return argv_[at_++];
-}
-
 } // namespace quell::io
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
-//   quell-bench rls|iir|fir|engine [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
+//   quell-bench rls|iir|fir|engine|blockrls [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 //   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
 #include <cstdio>
 #include <cstring>
@@ -11,6 +11,8 @@
 #include "BenchRegistry.h"
 #include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
+#include "ProgramOptions.h"
+#include "QuellRevision.h"
 
 namespace quell::bench {
 std::map<std::string, BenchCommand>& registry()
@@ -46,32 +48,27 @@ int main(int argc, char* argv[])
     }
     quell::bench::BenchArgs args;
     args.jsonPath = std::string("bench-") + argv[1] + ".json";
+    // The command's options, on the command line layer every Quell program uses.
+    quell::standalone::ProgramOptions cli(std::string("quell-bench ") + argv[1],
+                                          std::string("usage: quell-bench ") + argv[1] + " [options]",
+                                          std::string("quell-bench ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+    cli.text("--json", "PATH", args.jsonPath, "where the JSON goes (default bench-<command>.json)");
+    cli.flag("--quick", args.quick, "short rows (a smoke test, not a measurement)");
+    cli.number("--seconds", "S", args.seconds, 0.5, 86400.0, "engine: each block-size row's length (default 60, 5 with --quick)");
+    cli.option("--blocks", "N[,N...]", "engine: the rows' block sizes at 48 kHz (default 128,256)", [&args](const std::string& v) {
+        std::stringstream list(v);
+        for (std::string item; std::getline(list, item, ',');)
+            args.blocks.push_back(quell::io::parseInt("--blocks", item, 16, 8192));
+    });
+    cli.option("--safety-blocks", "N|auto", "engine: the rows' safety blocks (default auto)", [&args](const std::string& v) {
+        args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
+    });
+    cli.text("--only", "SECTIONS", args.only, "engine: blocks,wait,stages,stress (default all)");
     try {
-        // The command's options, walked as every Quell program walks its own (--opt value, --opt=value, --).
-        quell::io::Arguments walker(argc - 1, argv + 1);
-        while (walker.next()) {
-            const std::string a = walker.option();
-            if (a == "--json")
-                args.jsonPath = walker.value();
-            else if (a == "--quick")
-                args.quick = true;
-            else if (a == "--seconds")
-                args.seconds = quell::io::parseDouble("--seconds", walker.value(), 0.5, 86400.0);
-            else if (a == "--blocks") {
-                std::stringstream list(walker.value());
-                for (std::string item; std::getline(list, item, ',');)
-                    args.blocks.push_back(quell::io::parseInt("--blocks", item, 16, 8192));
-            } else if (a == "--safety-blocks") {
-                const std::string v = walker.value();
-                args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
-            } else if (a == "--only")
-                args.only = walker.value();
-            else
-                throw quell::io::UsageError("unknown option '" + a + "' (see --help)");
-        }
-    } catch (const quell::io::UsageError& e) {
-        std::fprintf(stderr, "quell-bench %s: %s\n", argv[1], e.what());
-        return 2;
+        if (!cli.parse(argc - 1, argv + 1))
+            return 0;
+    } catch (...) {
+        return quell::io::reportCurrentException((std::string("quell-bench ") + argv[1]).c_str());
     }
     try {
         return it->second.run(args);

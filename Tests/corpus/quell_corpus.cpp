@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,8 @@
 #include "corpus/SpeechSynthesis.h"
 #include "io/CommandLine.h"
 #include "io/WavFile.h"
+#include "ProgramOptions.h"
+#include "QuellRevision.h"
 
 namespace fs = std::filesystem;
 using namespace quell;
@@ -46,56 +49,35 @@ struct Options {
     std::vector<std::string> only;
 };
 
-void usage(std::ostream& os)
-{
-    os << "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]\n"
-          "       quell-corpus --demo --out DIR\n"
-          "  --short      the CI-sized corpus: a few scenarios of 5 s\n"
-          "  --only       render only the named scenarios (see --list)\n"
-          "  --pcm16      16-bit PCM files (components pre-quantised so that mic = near + echo + noise exactly);\n"
-          "               default 32-bit float\n"
-          "  --rir-ms MS  cut the echo paths at MS milliseconds (5 ms fade): an echo a filter that long models\n"
-          "               entirely; default: the full physical decay\n"
-          "  --no-speech  skip the scenarios that need espeak-ng\n"
-          "  --list       print the scenario names and descriptions, write nothing\n"
-          "  --demo       the bundled demo of Resources/demo (16-bit, mono, 16 kHz)\n";
-}
-
-Options parse(int argc, char** argv)
+// Parses the command line; nullopt when --help or --version answered it.
+std::optional<Options> parse(int argc, char** argv)
 {
     Options o;
-    quell::io::Arguments args(argc, argv);
-    while (args.next()) {
-        const std::string a = args.option();
-        auto value = [&] { return args.value(); };
-        if (a == "--out")
-            o.out = value();
-        else if (a == "--short")
-            o.shortVersion = true;
-        else if (a == "--demo")
-            o.demo = true;
-        else if (a == "--pcm16")
-            o.pcm16 = true;
-        else if (a == "--no-speech")
-            o.noSpeech = true;
-        else if (a == "--list")
-            o.list = true;
-        else if (a == "--rir-ms") {
-            o.rirMaxMs = quell::io::parseDouble(a, value(), 1.0, 2000.0);
-        }
-        else if (a == "--only") {
-            std::stringstream ss(value());
-            for (std::string name; std::getline(ss, name, ',');)
-                if (!name.empty())
-                    o.only.push_back(name);
-        } else if (a == "--help" || a == "-h") {
-            usage(std::cout);
-            std::exit(0);
-        } else
-            throw std::invalid_argument("unknown option " + a);
-    }
+    std::string out;
+    standalone::ProgramOptions cli("quell-corpus",
+                                   "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]\n"
+                                   "       quell-corpus --demo --out DIR",
+                                   std::string("quell-corpus ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+    cli.text("--out", "DIR", out, "the folder to write (one folder per scenario, and a manifest)");
+    cli.flag("--short", o.shortVersion, "the CI-sized corpus: a few scenarios of 5 s");
+    cli.option("--only", "NAME[,NAME...]", "render only the named scenarios (see --list)", [&o](const std::string& v) {
+        std::stringstream ss(v);
+        for (std::string name; std::getline(ss, name, ',');)
+            if (!name.empty())
+                o.only.push_back(name);
+    });
+    cli.flag("--pcm16", o.pcm16, "16-bit PCM files (components pre-quantised so that mic = near + echo + noise exactly);\n"
+                                 "default 32-bit float");
+    cli.number("--rir-ms", "MS", o.rirMaxMs, 1.0, 2000.0, "cut the echo paths at MS milliseconds (5 ms fade): an echo a filter that\n"
+                                                          "long models entirely; default: the full physical decay");
+    cli.flag("--no-speech", o.noSpeech, "skip the scenarios that need espeak-ng");
+    cli.flag("--list", o.list, "print the scenario names and descriptions, write nothing");
+    cli.flag("--demo", o.demo, "the bundled demo of Resources/demo (16-bit, mono, 16 kHz)");
+    if (!cli.parse(argc, argv))
+        return std::nullopt;
+    o.out = out;
     if (o.out.empty() && !o.list)
-        throw std::invalid_argument("--out DIR is required");
+        throw io::UsageError("--out DIR is required (see --help)");
     return o;
 }
 
@@ -372,14 +354,11 @@ int runCorpus(const Options& o)
 int main(int argc, char** argv)
 {
     try {
-        const Options o = parse(argc, argv);
-        return o.demo ? runDemo(o) : runCorpus(o);
-    } catch (const std::invalid_argument& e) {
-        std::cerr << "quell-corpus: " << e.what() << "\n";
-        usage(std::cerr);
-        return 2;
-    } catch (const std::exception& e) {
-        std::cerr << "quell-corpus: " << e.what() << "\n";
-        return 1;
+        const std::optional<Options> o = parse(argc, argv);
+        if (!o)
+            return 0;
+        return o->demo ? runDemo(*o) : runCorpus(*o);
+    } catch (...) {
+        return io::reportCurrentException("quell-corpus");
     }
 }

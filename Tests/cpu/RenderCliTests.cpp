@@ -157,7 +157,7 @@ TEST_CASE("quell-render rejects bad input with one clear line, exit 2 and no out
     SECTION("missing arguments") { expectFailure(dir, "--mic " + mic, "--mic, --ref and --out are required", before); }
     SECTION("a flag given a value") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --quiet=yes", "--quiet takes no value", before); }
     SECTION("an argument after --") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " -- extra", "unexpected argument 'extra' after --", before); }
-    SECTION("--opt= with nothing") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps=", "--taps: expected an integer", before); }
+    SECTION("--opt= with nothing") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps=", "--taps: missing value", before); }
     SECTION("OUT's folder does not exist") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "no/out.wav", "the folder", before); }
     SECTION("OUT's extension names no format") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "out.mp4", "names no format", before); }
     SECTION("the metrics' folder does not exist: no OUT either") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --metrics " + dir / "no/m.json", "the folder", before); }

@@ -41,6 +41,7 @@
 #include "eval/EvalCanceller.h"
 #include "io/CommandLine.h"
 #include "CancellerOptions.h"
+#include "QuellRevision.h"
 
 using namespace quell::eval;
 
@@ -83,16 +84,6 @@ std::optional<double> delayMs(const EvalCanceller& c)
     return std::isnan(d) ? std::nullopt : std::optional<double>(d);
 }
 
-int usage()
-{
-    std::cerr << "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
-                 "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
-                 "                  [--markdown FILE] [--assert] [--trace FILE]\n"
-                 "canceller options (as quell-render's; here 1024 taps and the CPU by default):\n";
-    quell::standalone::printCancellerOptions(stderr, quell::standalone::CancellerUse::Offline);
-    return 2;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -100,42 +91,36 @@ int main(int argc, char** argv)
     std::string corpus, only, exclude, jsonPath, tracePath, markdownPath;
     QuellOptions qo;
     bool peers = true, check = false;
-    quell::io::Arguments args(argc, argv);
-    for (;;) {
-        try {
-            if (!args.next())
-                break;
-        } catch (const std::exception& e) {
-            std::cerr << "quell-eval: " << e.what() << "\n";
-            return 2;
-        }
-        const std::string a = args.option();
-        auto next = [&] { return args.value(); };
-        try {
-            if (a == "--corpus") corpus = next();
-            else if (a == "--threads") qo.settings.cpuThreads = quell::io::parseInt(a, next(), 0, 256);
-            else if (a == "--one-path") qo.settings.twoPath = false;
-            else if (a == "--downmix") qo.multichannel = false;
-            else if (a == "--no-restart") qo.settings.restartOnPathChange = false;
-            else if (a == "--no-drift") qo.settings.drift.enabled = false;
-            else if (a == "--only") only = next();
-            else if (a == "--exclude") exclude = next();
-            else if (quell::standalone::parseCancellerOption(a, args, qo.settings)) {
-            }
-            else if (a == "--json") jsonPath = next();
-            else if (a == "--trace") tracePath = next();
-            else if (a == "--markdown") markdownPath = next();
-            else if (a == "--no-peers") peers = false;
-            else if (a == "--assert") check = true;
-            else if (a == "--help" || a == "-h") { usage(); return 0; }
-            else { std::cerr << "quell-eval: unknown option " << a << "\n"; return usage(); }
-        } catch (const std::exception& e) {
-            std::cerr << "quell-eval: " << e.what() << "\n";
-            return usage();
-        }
+    quell::standalone::ProgramOptions cli(
+        "quell-eval",
+        "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
+        "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
+        "                  [--markdown FILE] [--assert] [--trace FILE]",
+        std::string("quell-eval ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+    cli.text("--corpus", "DIR", corpus, "the corpus quell-corpus wrote");
+    cli.integer("--threads", "T", qo.settings.cpuThreads, 0, 256, "threads for the CPU RLS's row pass (0: automatic)");
+    cli.text("--only", "SUBSTRING", only, "only the scenarios whose name contains it");
+    cli.text("--exclude", "SUBSTRING", exclude, "leave out the scenarios whose name contains it");
+    cli.flag("--no-peers", "Quell alone, without SpeexDSP and WebRTC", [&peers] { peers = false; });
+    cli.text("--json", "FILE", jsonPath, "every figure as JSON");
+    cli.text("--markdown", "FILE", markdownPath, "the comparison tables (Quell beside the best peer)");
+    cli.text("--trace", "FILE", tracePath, "every single-talk frame's ERLE");
+    cli.flag("--assert", check, "check the targets CI asserts (Tests/eval/AssertedTargets.cpp)");
+    cli.group("Ablations");
+    cli.flag("--one-path", "no two-path foreground (the adaptive filter's output)", [&qo] { qo.settings.twoPath = false; });
+    cli.flag("--downmix", "a stereo far end mixed to mono", [&qo] { qo.multichannel = false; });
+    cli.flag("--no-restart", "no covariance restart on an echo-path change", [&qo] { qo.settings.restartOnPathChange = false; });
+    cli.flag("--no-drift", "no clock-drift compensation", [&qo] { qo.settings.drift.enabled = false; });
+    cli.group("Canceller options (as quell-render's; here 1024 taps and the CPU by default)");
+    quell::standalone::addCancellerOptions(cli, qo.settings, quell::standalone::CancellerUse::Offline);
+    try {
+        if (!cli.parse(argc, argv))
+            return 0;
+        if (corpus.empty())
+            throw quell::io::UsageError("--corpus is required (see --help)");
+    } catch (...) {
+        return quell::io::reportCurrentException("quell-eval");
     }
-    if (corpus.empty())
-        return usage();
 
     std::vector<std::unique_ptr<EvalCanceller>> cancellers;
     cancellers.push_back(makeQuellCanceller(qo));
