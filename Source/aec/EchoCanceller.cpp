@@ -36,10 +36,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     align.marginSeconds = settings.alignMarginSeconds;
     align.drift = settings.drift;
     aligner_.prepare(align, spec);
-    ForegroundSettings fg;
-    fg.tapsPerChannel = filter_->taps();
-    fg.channels = spec.channels;
-    fg.segmentSamples = segmentSamples(spec.sampleRate);
+    const ForegroundSettings fg = plan.foregroundSettings(segmentSamples(spec.sampleRate));
     foreground_.prepare(fg);
     if (settings.suppressor.enabled) {
         suppressor_.prepare(settings.suppressor, spec, filter_->taps());

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "aec/EchoCancellerSettings.h"
+#include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
 
 namespace quell::aec {
@@ -40,6 +41,9 @@ struct FilterPlan {
     int tapsPerChannel() const { return rls.tapsPerChannel; }
     int channels() const { return rls.channels; }
     dsp::PbfdkfSettings kalmanSettings() const;
+    // The two-path foreground behind this filter (segments of segmentSamples): how much better a snapshot
+    // must be, and for how long, depends on how the filter learns.
+    ForegroundSettings foregroundSettings(int segmentSamples) const;
 };
 
 struct FilterPlanResult {

@@ -31,6 +31,10 @@ void validate(const PbfdkfSettings& s)
                                     + std::to_string(s.blockSize) + ")");
     if (!(s.transition > 0.0 && s.transition < 1.0))
         throw std::invalid_argument("Kalman filter transition factor must lie in (0, 1)");
+    if (!(s.transitionGrowthBlocks >= 0.0 && std::isfinite(s.transitionGrowthBlocks)))
+        throw std::invalid_argument("Kalman filter transition growth must be a non-negative number of blocks");
+    if (!(s.finalTransition >= s.transition && s.finalTransition < 1.0))
+        throw std::invalid_argument("Kalman filter final transition factor must lie in [transition, 1)");
     if (!(s.uncertaintyScale > 0.0 && std::isfinite(s.uncertaintyScale)))
         throw std::invalid_argument("Kalman filter uncertainty scale must be positive");
     if (!(s.uncertaintyDecayDbPerTap >= 0.0 && s.uncertaintyDecayDbPerTap <= 1.0))
@@ -87,8 +91,18 @@ void Pbfdkf::reset()
 
 void Pbfdkf::restartUncertainty()
 {
+    adaptedBlocks_ = 0;
     std::fill(uncertainty_.begin(), uncertainty_.end(), 0.0f);
     uncertaintyPending_ = true;
+}
+
+double Pbfdkf::processNoiseFactor() const
+{
+    const double first = 1.0 - settings_.transition * settings_.transition;
+    const double last = 1.0 - settings_.finalTransition * settings_.finalTransition;
+    if (settings_.transitionGrowthBlocks <= 0.0)
+        return first;
+    return std::max(last, first / (1.0 + double(adaptedBlocks_) / settings_.transitionGrowthBlocks));
 }
 
 void Pbfdkf::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -214,7 +228,8 @@ void Pbfdkf::updateBlock()
                 denominator_[f] += kHalf * phi[f] * std::norm(X[f]);
         }
 
-    const float a2 = static_cast<float>(settings_.transition * settings_.transition);
+    const float a2 = static_cast<float>(1.0 - processNoiseFactor());
+    ++adaptedBlocks_;
     for (std::size_t c = 0; c < channels_; ++c) {
         float* w = w_.data() + c * stride_;
         for (std::size_t p = 0; p < P; ++p) {

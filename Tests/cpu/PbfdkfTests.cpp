@@ -35,16 +35,18 @@ std::vector<cd> naiveDft(const std::vector<cd>& x, bool inverse)
 // channel, the first active block setting Phi(0).
 struct NaiveKalman {
     std::size_t B, P, taps;
-    double a2, scale, decayDbPerTap, cap = 0.0;
+    double first, last, growth, scale, decayDbPerTap, cap = 0.0;
+    long adapted = 0;   // blocks since Phi(0): the process noise shrinks with them
     std::vector<double> w, history, win, err, micBlock;   // history: newest first
     std::vector<std::vector<cd>> X;                      // X[p], p = 0 newest
     std::vector<std::vector<double>> phi;
     bool pending = true;
     std::size_t filled = 0;
 
-    NaiveKalman(std::size_t block, std::size_t taps_, double transition, double uncertaintyScale, double decay)
-        : B(block), P((taps_ + block - 1) / block), taps(taps_), a2(transition * transition), scale(uncertaintyScale),
-          decayDbPerTap(decay),
+    NaiveKalman(std::size_t block, std::size_t taps_, const dsp::PbfdkfSettings& s)
+        : B(block), P((taps_ + block - 1) / block), taps(taps_), first(1.0 - s.transition * s.transition),
+          last(1.0 - s.finalTransition * s.finalTransition), growth(s.transitionGrowthBlocks), scale(s.uncertaintyScale),
+          decayDbPerTap(s.uncertaintyDecayDbPerTap),
           w(P * block, 0.0), history(P * block, 0.0), win(2 * block, 0.0), err(block, 0.0), micBlock(block, 0.0),
           X(P, std::vector<cd>(2 * block)), phi(P, std::vector<double>(2 * block, 0.0))
     {
@@ -89,6 +91,10 @@ struct NaiveKalman {
             for (std::size_t p = 0; p < P; ++p) std::fill(phi[p].begin(), phi[p].end(), cap * profile[p]);
             pending = false;
         }
+        // 1 - A^2 after `adapted` blocks: first / (1 + adapted / growth), no less than last.
+        const double q = std::max(last, first / (1.0 + double(adapted) / growth));
+        const double a2 = 1.0 - q;
+        ++adapted;
         std::vector<cd> e(M, 0.0);
         for (std::size_t i = 0; i < B; ++i) e[B + i] = err[i];
         const std::vector<cd> E = naiveDft(e, false);
@@ -147,9 +153,10 @@ TEST_CASE("Kalman filter matches its float64 equations written out with naive DF
     s.taps = static_cast<int>(taps);
     s.blockSize = static_cast<int>(block);
     s.uncertaintyDecayDbPerTap = 0.05;   // 3.2 dB from one partition to the next: the prior's profile shows
+    s.transitionGrowthBlocks = 10.0;     // the process noise falls 5x over the 40 blocks: the schedule shows
     dsp::Pbfdkf kalman;
     kalman.prepare(s);
-    NaiveKalman ref(block, taps, s.transition, s.uncertaintyScale, s.uncertaintyDecayDbPerTap);
+    NaiveKalman ref(block, taps, s);
     std::vector<float> e(n);
     kalman.process(c.d, c.x, e);
     std::vector<double> eRef(n);
@@ -344,6 +351,36 @@ TEST_CASE("Kalman filter sanitises non-finite input, pauses on request and never
     CHECK(std::equal(frozen.begin(), frozen.end(), kalman.weights().begin()));
 }
 
+TEST_CASE("Kalman filter's process noise shrinks as it learns and starts again at a restart", "[kalman]")
+{
+    const std::size_t taps = 512, block = 64, n = 300 * block;
+    const EchoCase c = makeEcho(n, taps, false, 1e-3, 31);
+    dsp::PbfdkfSettings s;
+    s.taps = static_cast<int>(taps);
+    s.blockSize = static_cast<int>(block);
+    s.transition = 0.999;
+    s.transitionGrowthBlocks = 100.0;
+    s.finalTransition = 0.9999;
+    dsp::Pbfdkf kalman;
+    kalman.prepare(s);
+    const double first = 1.0 - 0.999 * 0.999, last = 1.0 - 0.9999 * 0.9999;
+    CHECK(kalman.processNoiseFactor() == Approx(first).epsilon(1e-12));
+    std::vector<float> e(n);
+    kalman.process(std::span<const float>(c.d).first(200 * block), std::span<const float>(c.x).first(200 * block),
+                   std::span<float>(e).first(200 * block));
+    // 200 blocks, the first of them setting Phi(0) and adapting: 1 / (1 + 200 / 100) of the first.
+    CHECK(kalman.processNoiseFactor() == Approx(first / 3.0).epsilon(1e-9));
+    kalman.process(std::span<const float>(c.d).subspan(200 * block), std::span<const float>(c.x).subspan(200 * block),
+                   std::span<float>(e).subspan(200 * block));
+    CHECK(kalman.processNoiseFactor() == Approx(std::max(last, first / 4.0)).epsilon(1e-9));
+    kalman.restartUncertainty();
+    CHECK(kalman.processNoiseFactor() == Approx(first).epsilon(1e-12));
+    s.transitionGrowthBlocks = 0.0;   // a fixed A
+    kalman.prepare(s);
+    kalman.process(c.d, c.x, e);
+    CHECK(kalman.processNoiseFactor() == Approx(first).epsilon(1e-12));
+}
+
 TEST_CASE("Kalman filter settings are checked with messages that name the value", "[kalman]")
 {
     dsp::Pbfdkf kalman;
@@ -359,6 +396,12 @@ TEST_CASE("Kalman filter settings are checked with messages that name the value"
     s = {};
     s.channels = 9;
     CHECK_THROWS_WITH(kalman.prepare(s), Catch::Contains("channels"));
+    s = {};
+    s.finalTransition = 0.99;   // below the first A
+    CHECK_THROWS_WITH(kalman.prepare(s), Catch::Contains("final transition"));
+    s = {};
+    s.transitionGrowthBlocks = -1.0;
+    CHECK_THROWS_WITH(kalman.prepare(s), Catch::Contains("transition growth"));
     CHECK(dsp::automaticBlockSize(4096) == 128);
     CHECK(dsp::automaticBlockSize(1024) == 64);
     CHECK(dsp::automaticBlockSize(8192) == 256);
