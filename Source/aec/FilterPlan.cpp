@@ -90,7 +90,11 @@ dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
     k.taps = rls.tapsPerChannel;
     k.channels = rls.channels;
     k.uncertaintyDecayDbPerTap = kKalmanPriorDecayDbPerSecond / spec.sampleRate;
-    k.transitionGrowthBlocks = kKalmanMemoryGrowthSeconds * spec.sampleRate / dsp::automaticBlockSize(k.taps);
+    // Not for a stereo far end: its two paths are learnt from strongly correlated channels, the weights
+    // move along what the correlation leaves undetermined whenever it changes (a far-end talker moves),
+    // and the filter must keep following that. Physical corpus, speech, two mics: 27.2 dB steady ERLE with a
+    // fixed A, 20.6 with the schedule.
+    k.transitionGrowthBlocks = k.channels == 1 ? kKalmanMemoryGrowthSeconds * spec.sampleRate / dsp::automaticBlockSize(k.taps) : 0.0;
     return k;
 }
 
