@@ -21,11 +21,25 @@ constexpr double kKalmanPriorDecayDbPerSecond = 200.0;
 // Its process noise shrinks over this much adapted time after a (re)start (Pbfdkf.h, transitionGrowthBlocks).
 constexpr double kKalmanMemoryGrowthSeconds = 2.0;
 
-// Whether the CPU runs the Kalman filter without timing RLS: asked for, or an automatic length in real
-// time (the Kalman filter's 256 ms: no CPU runs RLS that long).
-bool kalmanOutright(const EchoCancellerSettings& s, bool tapsAutomatic)
+// A stereo far end with the filter and its length left to the canceller: the Kalman filter at 256 ms on
+// the CPU, on a machine with a GPU too (not where the GPU is asked for). Float32 RLS learns two strongly
+// correlated channels' paths badly at room lengths. Physical corpus, speech in a 0.3 s room, steady ERLE
+// with one mic / two mics / pink noise: GPU RLS at its automatic 2 x 2048 taps 25.0 / 22.0 (one covariance
+// re-initialisation) / 30.2 dB, at 2 x 4096 16.5 / 15.7 / 36.9 and ten times slower than real time; CPU
+// RLS at 2 x 1024 20.2 / 17.3 / 19.9; the Kalman filter at 2 x 4096 29.1 / 26.5 / 31.5, at a few per cent
+// of a core (the best peer, on the downmix: WebRTC 0.3 27.8 / 27.6, SpeexDSP with its suppressor on the
+// noise 32.3).
+bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
-    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0);
+    return s.filter == FilterKind::Auto && tapsAutomatic && spec.channels > 1 && s.backend != Backend::Gpu;
+}
+
+// Whether the CPU runs the Kalman filter without timing RLS: asked for, an automatic length in real time
+// (the Kalman filter's 256 ms: no CPU runs RLS that long), or a stereo far end (above).
+bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
+{
+    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic && s.cpuRealtimeBudget > 0.0)
+           || stereoKalman(s, spec, tapsAutomatic);
 }
 
 dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, int tapsPerChannel)
@@ -47,7 +61,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
     const int rate = spec.sampleRate;
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * rate / 4.0)) * 4); };
     bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
-    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman) {
+    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman && !stereoKalman(s, spec, true)) {
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
@@ -63,8 +77,8 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
         }
     }
     // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
-    if (!gpuRuns && kalmanOutright(s, true)) {
-        note = " (automatic: 256 ms)";
+    if (!gpuRuns && kalmanOutright(s, spec, true)) {
+        note = stereoKalman(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
         return tapsFor(0.256);
     }
     note = " (automatic)";
@@ -149,7 +163,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
         return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
     }
 
-    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman) {
+    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman && !stereoKalman(settings, spec, tapsAutomatic)) {
         std::string whyNot = gpuRlsWhyNot(rls, spec.maximumBlockSize);
         if (whyNot.empty()) {
             plan.engine = FilterEngine::GpuRls;
@@ -159,7 +173,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
             return refuse(FilterPlanResult::Refusal::GpuUnavailable, "--backend gpu: no usable GPU for these settings (" + whyNot + ")");
         plan.fallbackReason = std::move(whyNot);
     }
-    if (kalmanOutright(settings, tapsAutomatic)) {
+    if (kalmanOutright(settings, spec, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,

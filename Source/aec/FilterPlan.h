@@ -12,8 +12,9 @@
 //    1024 taps otherwise);
 //  - the GPU RLS when the backend allows it and it can run these settings here (gpuRlsWhyNot); Auto
 //    falls back to the CPU on any reason and keeps it in fallbackReason;
-//  - on the CPU: the Kalman filter when asked for or for an automatic length in real time; RLS offline;
-//    in real time the measured choice of CpuFilterChoice.h (RLS, Kalman or NLMS).
+//  - on the CPU: the Kalman filter when asked for, for an automatic length in real time, or for a stereo
+//    far end with the filter and length automatic (also where a GPU could run RLS: FilterPlan.cpp says
+//    why); RLS offline; in real time the measured choice of CpuFilterChoice.h (RLS, Kalman or NLMS).
 #include <cstddef>
 #include <memory>
 #include <string>

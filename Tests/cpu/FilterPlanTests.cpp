@@ -153,6 +153,37 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
     }
 }
 
+TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalman filter at 256 ms", "[aec][plan][stereo]")
+{
+    const dsp::ProcessSpec stereo{.maximumBlockSize = 160, .channels = 2};
+    for (const aec::Backend backend : {aec::Backend::Auto, aec::Backend::Cpu}) {
+        INFO("backend " << aec::toString(backend));
+        aec::EchoCancellerSettings s;
+        s.backend = backend;   // filter and length automatic
+        const auto r = aec::planLinearFilter(s, stereo);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.tapsPerChannel() == 4096);
+        CHECK(r.plan.channels() == 2);
+        CHECK(r.plan.choice == " (automatic: 256 ms for a stereo far end)");
+        CHECK(r.plan.kalmanSettings().transitionGrowthBlocks == 0.0);   // the stereo Kalman filter keeps its A
+    }
+    // Asked for a length or a filter, or for the GPU, the plan does as asked.
+    aec::EchoCancellerSettings taps = cpuOffline(512);
+    CHECK(aec::planLinearFilter(taps, stereo).plan.engine == FilterEngine::CpuRls);
+    aec::EchoCancellerSettings rls = cpuOffline(0);
+    rls.filter = aec::FilterKind::Rls;
+    CHECK(aec::planLinearFilter(rls, stereo).plan.engine == FilterEngine::CpuRls);
+    aec::EchoCancellerSettings gpu;
+    gpu.backend = aec::Backend::Gpu;
+    const auto g = aec::planLinearFilter(gpu, stereo);
+    CHECK((g.ok() ? g.plan.engine == FilterEngine::GpuRls : g.refusal == Refusal::GpuUnavailable));
+    // A mono far end's automatic filter offline stays RLS, with its 1024 taps on the CPU.
+    const auto mono = aec::planLinearFilter(cpuOffline(0), kBlock160);
+    CHECK(mono.plan.engine == FilterEngine::CpuRls);
+    CHECK(mono.plan.kalmanSettings().transitionGrowthBlocks == Approx(500.0));   // 2 s of its 64-sample blocks
+}
+
 TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")
 {
     aec::FilterPlan plan;
