@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "QuellRevision.h"
 #include "io/CommandLine.h"
 
 namespace quell::standalone {
@@ -54,6 +55,11 @@ ProgramOptions::ProgramOptions(std::string program, std::string usage, std::stri
 }
 
 ProgramOptions::~ProgramOptions() = default;
+
+std::string ProgramOptions::versionLine(const std::string& program)
+{
+    return program + " " + QUELL_VERSION + " (git " + QUELL_REVISION + ")";
+}
 
 void ProgramOptions::group(const std::string& heading) { group_ = heading; }
 

@@ -29,6 +29,8 @@ public:
     // usage: the lines --help prints first ("usage: quell-render --mic MIC.wav ..."); version: the text
     // --version prints (empty: the program has no --version).
     ProgramOptions(std::string program, std::string usage, std::string version);
+    // Every program's --version text: "program VERSION (git REVISION)".
+    static std::string versionLine(const std::string& program);
     ~ProgramOptions();
     ProgramOptions(const ProgramOptions&) = delete;
     ProgramOptions& operator=(const ProgramOptions&) = delete;

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "CancellerOptions.h"
-#include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
 #include "dsp/PolyphaseResampler.h"
@@ -98,7 +97,7 @@ std::optional<Options> parse(int argc, char** argv)
         "       quell-live [--input DEV] [--output DEV] [--host-api NAME] --far-end FILE.wav [--record OUT.wav]\n"
         "                  [canceller options] [--rate HZ] [--block N] [--safety-blocks N|auto] [--seconds S]\n"
         "       quell-live [--input DEV] --far-end-device DEV [--record OUT.wav] [...]",
-        std::string("quell-live ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+        standalone::ProgramOptions::versionLine("quell-live"));
     cli.flag("--list-devices", o.listDevices, "list the audio devices and exit");
     cli.text("--input", "DEV", o.input, "the microphone's capture device (default: the system's default input)");
     cli.text("--output", "DEV", o.output, "the device that plays the far end (default: the system's default output)");

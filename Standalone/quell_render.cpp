@@ -20,7 +20,6 @@
 #include <nlohmann/json.hpp>
 
 #include "CancellerOptions.h"
-#include "QuellRevision.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
 #include "aec/ErleMeter.h"
@@ -51,7 +50,7 @@ std::optional<Options> parse(int argc, char** argv)
 {
     Options o;
     standalone::ProgramOptions cli("quell-render", "usage: quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [options]",
-                                   std::string("quell-render ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+                                   standalone::ProgramOptions::versionLine("quell-render"));
     cli.text("--mic", "MIC.wav", o.mic, "the microphone (1 or 2 channels; '-': standard input)");
     cli.text("--ref", "REF.wav", o.ref, "the far end, what the loudspeaker plays (1 or 2 channels; '-': standard input)");
     cli.text("--out", "OUT.wav", o.out, "the echo-cancelled microphone ('-': WAV on standard output)");

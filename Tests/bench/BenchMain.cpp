@@ -12,7 +12,6 @@
 #include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
 #include "ProgramOptions.h"
-#include "QuellRevision.h"
 
 namespace quell::bench {
 std::map<std::string, BenchCommand>& registry()
@@ -51,7 +50,7 @@ int main(int argc, char* argv[])
     // The command's options, on the command line layer every Quell program uses.
     quell::standalone::ProgramOptions cli(std::string("quell-bench ") + argv[1],
                                           std::string("usage: quell-bench ") + argv[1] + " [options]",
-                                          std::string("quell-bench ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+                                          quell::standalone::ProgramOptions::versionLine("quell-bench"));
     cli.text("--json", "PATH", args.jsonPath, "where the JSON goes (default bench-<command>.json)");
     cli.flag("--quick", args.quick, "short rows (a smoke test, not a measurement)");
     cli.number("--seconds", "S", args.seconds, 0.5, 86400.0, "engine: each block-size row's length (default 60, 5 with --quick)");

@@ -30,7 +30,6 @@
 #include "io/CommandLine.h"
 #include "io/WavFile.h"
 #include "ProgramOptions.h"
-#include "QuellRevision.h"
 
 namespace fs = std::filesystem;
 using namespace quell;
@@ -57,7 +56,7 @@ std::optional<Options> parse(int argc, char** argv)
     standalone::ProgramOptions cli("quell-corpus",
                                    "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]\n"
                                    "       quell-corpus --demo --out DIR",
-                                   std::string("quell-corpus ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+                                   standalone::ProgramOptions::versionLine("quell-corpus"));
     cli.text("--out", "DIR", out, "the folder to write (one folder per scenario, and a manifest)");
     cli.flag("--short", o.shortVersion, "the CI-sized corpus: a few scenarios of 5 s");
     cli.option("--only", "NAME[,NAME...]", "render only the named scenarios (see --list)", [&o](const std::string& v) {

@@ -41,7 +41,6 @@
 #include "eval/EvalCanceller.h"
 #include "io/CommandLine.h"
 #include "CancellerOptions.h"
-#include "QuellRevision.h"
 
 using namespace quell::eval;
 
@@ -96,7 +95,7 @@ int main(int argc, char** argv)
         "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
         "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
         "                  [--markdown FILE] [--assert] [--trace FILE]",
-        std::string("quell-eval ") + QUELL_VERSION + " (git " + QUELL_REVISION + ")");
+        quell::standalone::ProgramOptions::versionLine("quell-eval"));
     cli.text("--corpus", "DIR", corpus, "the corpus quell-corpus wrote");
     cli.integer("--threads", "T", qo.settings.cpuThreads, 0, 256, "threads for the CPU RLS's row pass (0: automatic)");
     cli.text("--only", "SUBSTRING", only, "only the scenarios whose name contains it");
