@@ -19,7 +19,7 @@ foreach(layer IN ITEMS aec dsp engine io)
     FILES_MATCHING PATTERN "*.h")
 endforeach()
 if(QUELL_CUDA)
-  foreach(family IN ITEMS common rls iir fir)
+  foreach(family IN ITEMS common rls iir fir kalman)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/Kernels/${family} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/quell
       FILES_MATCHING PATTERN "*.h")
   endforeach()

@@ -20,6 +20,15 @@ int automaticBlockSize(int taps)
     return block;
 }
 
+std::vector<double> uncertaintyProfile(const PbfdkfSettings& settings, int block, int partitions)
+{
+    const double perPartition = std::pow(10.0, -settings.uncertaintyDecayDbPerTap * double(block) / 10.0);
+    std::vector<double> profile(static_cast<std::size_t>(partitions));
+    for (std::size_t p = 0; p < profile.size(); ++p)
+        profile[p] = std::pow(perPartition, double(p));
+    return profile;
+}
+
 void validate(const PbfdkfSettings& s)
 {
     if (s.taps < 1 || s.taps > 65536)
@@ -66,11 +75,10 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
     errorSpectrum_.assign(bins_, {});
     denominator_.assign(bins_, 0.0f);
     // The prior's shape depends on the settings alone: computed here, not on every restart.
-    const double perPartition = std::pow(10.0, -settings_.uncertaintyDecayDbPerTap * double(block_) / 10.0);
-    priorProfile_.resize(static_cast<std::size_t>(partitions_));
+    priorProfile_ = uncertaintyProfile(settings_, block_, partitions_);
     priorSum_ = 0.0;
-    for (std::size_t p = 0; p < priorProfile_.size(); ++p)
-        priorSum_ += priorProfile_[p] = std::pow(perPartition, double(p));
+    for (const double v : priorProfile_)
+        priorSum_ += v;
     reset();
 }
 

@@ -27,46 +27,10 @@
 
 #include "dsp/AlignedBuffer.h"
 #include "dsp/Fft.h"
+#include "dsp/PbfdkfSettings.h"
 #include "dsp/RlsSettings.h"
 
 namespace quell::dsp {
-
-struct PbfdkfSettings {
-    int taps = 4096;                  // per far-end channel (1..65536)
-    int channels = 1;                 // far-end channels (1..8)
-    int blockSize = 0;                // B, a power of two from 16 to 4096; 0 = automatic (automaticBlockSize)
-    double transition = 0.999;        // A in (0, 1): how fast the echo path is believed to drift per block
-    // ... at first. The process noise (1 - A^2)|W|^2 then shrinks as the filter learns, by 1 / (1 + k /
-    // transitionGrowthBlocks) after k adapted blocks since the last restart, down to that of
-    // finalTransition: a memory that grows from a restart, as the RLS's growing window does before its
-    // forgetting factor takes over. A fixed A trades convergence for depth: alone on the corpus's speech in
-    // a 0.2 s room, 0.999 reaches 27 dB and stays there for 60 s, 0.9999 reaches 31 dB after 20 s but is
-    // 5 dB behind for the first 10 s; and in double talk, where the near end drives the weights, a larger
-    // process noise keeps more of the near end's pull. Measured in the canceller (physical corpus, 4096
-    // taps, 2 s = 250 blocks at 16 kHz; mean steady ERLE of the 5 speech rooms / mean near-end SNR after the
-    // fit of the 9 double-talk files): fixed 26.3 / 19.5 dB, 125 blocks 26.5 / 20.8, 250 blocks 26.9 /
-    // 20.4, 500 blocks (the filter alone) 1 to 1.5 dB under 125 from 15 to 33 s. 0 = a fixed A.
-    double transitionGrowthBlocks = 250.0;
-    double finalTransition = 0.99999;
-    // Phi(0), summed over the partitions = uncertaintyScale x (microphone energy / far-end energy), measured on the first
-    // block with an active far end (corpus, physical rooms: 3 converges fastest; 1 and 0.3 lose 2 to 8 dB
-    // in the first seconds of speech).
-    double uncertaintyScale = 3.0;
-    // Phi(0) across the partitions follows a room's decay: each partition starts this many dB per tap
-    // less uncertain than the one before it, their sum still the scale above (0.0125 dB per tap: 60 dB
-    // in 0.3 s at 16 kHz; 0 = the same for every partition). A flat prior spreads the first steps evenly
-    // over a tail that holds little of the echo, and the gradient noise put there takes seconds of speech
-    // to leave. Corpus, physical rooms, 4096 taps in the canceller at 16 kHz (36 files with far-end
-    // echo): mean steady ERLE 25.0 dB flat, 25.8 / 26.1 / 25.6 at 120 / 200 / 300 dB per second; mean
-    // near-end SNR after the fit in its 10 double-talk files 20.0, 21.2 / 21.9 / 21.0.
-    double uncertaintyDecayDbPerTap = 0.0125;
-};
-
-// B for `taps`: about taps / 32, a power of two between 64 and 256 (16 to 64 partitions at 16 kHz).
-int automaticBlockSize(int taps);
-
-// Throws std::invalid_argument naming the bad value.
-void validate(const PbfdkfSettings& settings);
 
 class Pbfdkf {
 public:

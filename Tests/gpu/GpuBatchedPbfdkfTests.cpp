@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// [gpu][kalman] tests: the batched GPU Kalman filter against its CPU twin (dsp::Pbfdkf), stream by stream:
+// different rooms, levels and far ends in one batch, awkward lengths (taps not a multiple of the block),
+// the smallest and largest block sizes, paused streams, non-finite input, and call splits.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "dsp/Pbfdkf.h"
+#include "kalman/GpuBatchedPbfdkf.h"
+#include "support/Signals.h"
+
+using quell::dsp::Pbfdkf;
+using quell::dsp::PbfdkfSettings;
+using quell::gpu::GpuBatchedPbfdkf;
+
+namespace {
+
+// Streams one after another (stream s at s * samples): a far end (coloured or white noise, a level per
+// stream), its echo through a decaying random path per stream, noise at -80 dB, and for odd streams a
+// near-end burst (double talk) in the second third.
+struct Batch {
+    std::vector<float> mic, ref;
+    std::size_t samples = 0;
+    int streams = 0;
+};
+
+Batch makeBatch(int streams, std::size_t samples, int pathTaps, std::uint32_t seed)
+{
+    Batch b;
+    b.samples = samples;
+    b.streams = streams;
+    b.mic.resize(static_cast<std::size_t>(streams) * samples);
+    b.ref.resize(b.mic.size());
+    for (int s = 0; s < streams; ++s) {
+        const auto k = seed + 17u * static_cast<std::uint32_t>(s);
+        const double level = 0.05 * std::pow(2.0, s % 4);
+        const auto x = (s % 3 == 2) ? quell::test::whiteNoise(samples, k, level) : quell::test::colouredNoise(samples, k, level);
+        const auto h = quell::test::randomSystem(static_cast<std::size_t>(pathTaps), k + 1, pathTaps / (4.0 + s % 5));
+        const auto y = quell::test::convolve(x, h);
+        const auto noise = quell::test::whiteNoise(samples, k + 2, 1e-4);
+        const auto near = quell::test::colouredNoise(samples, k + 3, 0.3 * level);
+        for (std::size_t n = 0; n < samples; ++n) {
+            const bool talk = (s % 2 == 1) && n > samples / 3 && n < 2 * samples / 3;
+            const std::size_t at = static_cast<std::size_t>(s) * samples + n;
+            b.ref[at] = static_cast<float>(x[n]);
+            b.mic[at] = static_cast<float>(0.7 * y[n] + noise[n] + (talk ? near[n] : 0.0));
+        }
+    }
+    return b;
+}
+
+// The CPU twin on stream s; adaptation off for the first `pausedSamples` samples.
+std::vector<float> cpuStream(const PbfdkfSettings& settings, const Batch& b, int s, std::size_t pausedSamples = 0,
+                             quell::dsp::RlsHealth* health = nullptr)
+{
+    Pbfdkf f;
+    f.prepare(settings);
+    const std::size_t at = static_cast<std::size_t>(s) * b.samples;
+    std::vector<float> out(b.samples);
+    f.setAdaptation(pausedSamples == 0);
+    f.process({b.mic.data() + at, pausedSamples}, {b.ref.data() + at, pausedSamples}, {out.data(), pausedSamples});
+    f.setAdaptation(true);
+    const std::size_t rest = b.samples - pausedSamples;
+    f.process({b.mic.data() + at + pausedSamples, rest}, {b.ref.data() + at + pausedSamples, rest}, {out.data() + pausedSamples, rest});
+    if (health != nullptr)
+        *health = f.health();
+    return out;
+}
+
+double energy(const float* x, std::size_t n)
+{
+    double e = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+        e += double(x[i]) * x[i];
+    return e;
+}
+
+// Echo reduction over the last quarter (the odd streams' double talk is over by then).
+double erleDb(const float* mic, const float* out, std::size_t samples)
+{
+    const std::size_t from = samples - samples / 4;
+    return 10.0 * std::log10(energy(mic + from, samples / 4) / std::max(energy(out + from, samples / 4), 1e-30));
+}
+
+} // namespace
+
+TEST_CASE("Batched GPU Kalman filter gives every stream its CPU twin's output", "[gpu][kalman]")
+{
+    struct Case {
+        int taps, blockSize, streams, pathTaps;
+    };
+    // 4096 taps (the default tail, B = 128); 1000 taps (B = 64, the last partition 40 taps long); the
+    // smallest block (16: fewer points than a warp has threads) and the largest (256).
+    const Case cases[] = {{4096, 0, 6, 3000}, {1000, 0, 5, 700}, {200, 16, 3, 150}, {2048, 256, 3, 1500}};
+    for (const Case& c : cases) {
+        PbfdkfSettings settings;
+        settings.taps = c.taps;
+        settings.blockSize = c.blockSize;
+        GpuBatchedPbfdkf gpu;
+        gpu.prepare(settings, c.streams, 50);
+        const std::size_t block = static_cast<std::size_t>(gpu.blockSize());
+        const std::size_t samples = (40000 / block) * block;   // 2.5 s at 16 kHz, whole blocks, several chunks
+        const Batch b = makeBatch(c.streams, samples, c.pathTaps, 100u + static_cast<std::uint32_t>(c.taps));
+        std::vector<float> out(b.mic.size());
+        gpu.process(b.mic.data(), b.ref.data(), out.data(), samples);
+        const auto health = gpu.health();
+        for (int s = 0; s < c.streams; ++s) {
+            const auto expected = cpuStream(settings, b, s);
+            const float* got = out.data() + static_cast<std::size_t>(s) * samples;
+            const float* mic = b.mic.data() + static_cast<std::size_t>(s) * samples;
+            double diff = 0.0;
+            for (std::size_t n = 0; n < samples; ++n)
+                diff += (double(got[n]) - expected[n]) * (double(got[n]) - expected[n]);
+            const double relative = std::sqrt(diff / energy(mic, samples));
+            const double erleGpu = erleDb(mic, got, samples), erleCpu = erleDb(mic, expected.data(), samples);
+            std::printf("kalman N=%d B=%zu stream %d: |e_gpu - e_cpu| / |d| = %.2e, ERLE GPU %.2f dB, CPU %.2f dB\n", c.taps, block, s,
+                        relative, erleGpu, erleCpu);
+            INFO("taps " << c.taps << ", block " << block << ", stream " << s);
+            CHECK(relative < 1e-3);
+            CHECK(std::abs(erleGpu - erleCpu) < 0.5);
+            CHECK(erleCpu > 10.0);   // the comparison is of a filter that learnt something
+            CHECK(health[static_cast<std::size_t>(s)].reinitialisations == 0);
+        }
+    }
+}
+
+TEST_CASE("Batched GPU Kalman filter: a call split into blocks gives the same samples as one call", "[gpu][kalman]")
+{
+    PbfdkfSettings settings;
+    settings.taps = 1024;
+    const int streams = 4;
+    GpuBatchedPbfdkf whole, split;
+    whole.prepare(settings, streams, 64);
+    split.prepare(settings, streams, 1);   // one block per chunk
+    const std::size_t B = static_cast<std::size_t>(whole.blockSize()), samples = 300 * B;
+    const Batch b = makeBatch(streams, samples, 800, 7u);
+    std::vector<float> a(b.mic.size()), c(b.mic.size());
+    whole.process(b.mic.data(), b.ref.data(), a.data(), samples);
+    // The split run in calls of 1, 5 and 294 blocks: each call takes its own stream-major slices.
+    std::size_t done = 0;
+    for (const std::size_t blocks : {std::size_t{1}, std::size_t{5}, std::size_t{294}}) {
+        const std::size_t n = blocks * B;
+        std::vector<float> mic(static_cast<std::size_t>(streams) * n), ref(mic.size()), out(mic.size());
+        for (int s = 0; s < streams; ++s)
+            for (std::size_t i = 0; i < n; ++i) {
+                mic[static_cast<std::size_t>(s) * n + i] = b.mic[static_cast<std::size_t>(s) * samples + done + i];
+                ref[static_cast<std::size_t>(s) * n + i] = b.ref[static_cast<std::size_t>(s) * samples + done + i];
+            }
+        split.process(mic.data(), ref.data(), out.data(), n);
+        for (int s = 0; s < streams; ++s)
+            for (std::size_t i = 0; i < n; ++i)
+                c[static_cast<std::size_t>(s) * samples + done + i] = out[static_cast<std::size_t>(s) * n + i];
+        done += n;
+    }
+    REQUIRE(done == samples);
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        mismatches += a[i] != c[i] ? 1 : 0;
+    CHECK(mismatches == 0);
+    REQUIRE_THROWS_AS(whole.process(b.mic.data(), b.ref.data(), a.data(), B + 1), std::invalid_argument);
+}
+
+TEST_CASE("Batched GPU Kalman filter: paused streams and non-finite input as the CPU twin has them", "[gpu][kalman]")
+{
+    PbfdkfSettings settings;
+    settings.taps = 1024;
+    const int streams = 3;
+    GpuBatchedPbfdkf gpu;
+    gpu.prepare(settings, streams, 32);
+    const std::size_t B = static_cast<std::size_t>(gpu.blockSize()), samples = 500 * B, pausedPart = 100 * B;
+    Batch b = makeBatch(streams, samples, 700, 3u);
+    // Stream 2 carries a NaN in its microphone and an infinity in its far end.
+    b.mic[2 * samples + 5000] = std::numeric_limits<float>::quiet_NaN();
+    b.ref[2 * samples + 9000] = std::numeric_limits<float>::infinity();
+    std::vector<float> out(b.mic.size());
+    // Stream 1 holds still for its first 100 blocks; the others adapt throughout.
+    const unsigned char pausedFlags[streams] = {1, 0, 1}, adaptingFlags[streams] = {1, 1, 1};
+    gpu.process(b.mic.data(), b.ref.data(), out.data(), samples, nullptr);   // warm nothing: reset below
+    gpu.reset();
+    {
+        std::vector<float> mic(static_cast<std::size_t>(streams) * pausedPart), ref(mic.size()), part(mic.size());
+        std::vector<float> mic2(static_cast<std::size_t>(streams) * (samples - pausedPart)), ref2(mic2.size()), part2(mic2.size());
+        for (int s = 0; s < streams; ++s) {
+            const std::size_t at = static_cast<std::size_t>(s) * samples;
+            std::copy_n(b.mic.begin() + static_cast<std::ptrdiff_t>(at), pausedPart, mic.begin() + static_cast<std::ptrdiff_t>(s * pausedPart));
+            std::copy_n(b.ref.begin() + static_cast<std::ptrdiff_t>(at), pausedPart, ref.begin() + static_cast<std::ptrdiff_t>(s * pausedPart));
+            const std::size_t rest = samples - pausedPart;
+            std::copy_n(b.mic.begin() + static_cast<std::ptrdiff_t>(at + pausedPart), rest, mic2.begin() + static_cast<std::ptrdiff_t>(s * rest));
+            std::copy_n(b.ref.begin() + static_cast<std::ptrdiff_t>(at + pausedPart), rest, ref2.begin() + static_cast<std::ptrdiff_t>(s * rest));
+        }
+        gpu.process(mic.data(), ref.data(), part.data(), pausedPart, pausedFlags);
+        gpu.process(mic2.data(), ref2.data(), part2.data(), samples - pausedPart, adaptingFlags);
+        for (int s = 0; s < streams; ++s) {
+            const std::size_t rest = samples - pausedPart;
+            std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(s * pausedPart), pausedPart, out.begin() + static_cast<std::ptrdiff_t>(s * samples));
+            std::copy_n(part2.begin() + static_cast<std::ptrdiff_t>(s * rest), rest, out.begin() + static_cast<std::ptrdiff_t>(s * samples + pausedPart));
+        }
+    }
+    const auto health = gpu.health();
+    for (int s = 0; s < streams; ++s) {
+        quell::dsp::RlsHealth cpuHealth;
+        const auto expected = cpuStream(settings, b, s, s == 1 ? pausedPart : 0, &cpuHealth);
+        const float* got = out.data() + static_cast<std::size_t>(s) * samples;
+        const float* mic = b.mic.data() + static_cast<std::size_t>(s) * samples;
+        double diff = 0.0, reference = 0.0;
+        for (std::size_t n = 0; n < samples; ++n) {
+            const float d = std::isfinite(mic[n]) ? mic[n] : 0.0f;
+            diff += (double(got[n]) - expected[n]) * (double(got[n]) - expected[n]);
+            reference += double(d) * d;
+        }
+        const double relative = std::sqrt(diff / reference);
+        std::printf("kalman paused/non-finite stream %d: |e_gpu - e_cpu| / |d| = %.2e, paused %llu (CPU %llu), sanitised %llu (CPU %llu)\n", s,
+                    relative, static_cast<unsigned long long>(health[static_cast<std::size_t>(s)].pausedSamples),
+                    static_cast<unsigned long long>(cpuHealth.pausedSamples),
+                    static_cast<unsigned long long>(health[static_cast<std::size_t>(s)].sanitisedSamples),
+                    static_cast<unsigned long long>(cpuHealth.sanitisedSamples));
+        INFO("stream " << s);
+        CHECK(relative < 1e-3);
+        CHECK(health[static_cast<std::size_t>(s)].pausedSamples == cpuHealth.pausedSamples);
+        CHECK(health[static_cast<std::size_t>(s)].sanitisedSamples == cpuHealth.sanitisedSamples);
+        CHECK(health[static_cast<std::size_t>(s)].reinitialisations == cpuHealth.reinitialisations);
+        bool finite = true;
+        for (std::size_t n = 0; n < samples; ++n)
+            finite = finite && std::isfinite(got[n]);
+        CHECK(finite);
+    }
+    CHECK(health[1].pausedSamples == pausedPart);
+    CHECK(health[2].sanitisedSamples == 2);
+}
+
+TEST_CASE("Batched GPU Kalman filter refuses settings it cannot run", "[gpu][kalman]")
+{
+    GpuBatchedPbfdkf gpu;
+    PbfdkfSettings stereo;
+    stereo.channels = 2;
+    CHECK_THROWS_AS(gpu.prepare(stereo, 4), std::invalid_argument);
+    PbfdkfSettings longBlocks;
+    longBlocks.blockSize = 512;
+    CHECK_THROWS_AS(gpu.prepare(longBlocks, 4), std::invalid_argument);
+    CHECK_THROWS_AS(gpu.prepare(PbfdkfSettings{}, 0), std::invalid_argument);
+}
