@@ -35,7 +35,8 @@ public:
 
     std::size_t maxOutput(std::size_t inputCount) const
     {
-        return static_cast<std::size_t>((static_cast<std::uint64_t>(inputCount) * up_ + down_ - 1) / down_) + 1;
+        const auto up = static_cast<std::uint64_t>(up_), down = static_cast<std::uint64_t>(down_);
+        return static_cast<std::size_t>((static_cast<std::uint64_t>(inputCount) * up + down - 1) / down) + 1;
     }
     // Group delay in output samples (may be fractional, e.g. 44.1 kHz <-> 16 kHz).
     double delayInOutputSamples() const { return centre_ / down_; }

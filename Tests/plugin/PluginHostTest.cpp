@@ -37,8 +37,13 @@
 
 #include <juce_audio_processors/juce_audio_processors.h>
 
+#include "plugin/PluginHosting.h"
 #include "support/RealtimeProbe.h"
 #include "support/Signals.h"
+
+using quell::test::findParameter;
+using quell::test::pump;
+using quell::test::run;
 
 namespace {
 
@@ -50,8 +55,6 @@ void check(bool ok, const std::string& what)
     if (!ok)
         ++failures;
 }
-
-void pump(int ms) { juce::MessageManager::getInstance()->runDispatchLoopUntil(ms); }
 
 // Windowed-sinc low-pass (Blackman), cutoff in Hz.
 std::vector<double> lowPassFir(double cutoff, double rate, int taps)
@@ -104,49 +107,6 @@ struct Loaded {
     std::unique_ptr<juce::AudioPluginInstance> plugin;
     std::string format;
 };
-
-// Runs `mic` and `farEnd` through the plugin in blocks chosen by `nextBlock`, returns the output.
-template <class NextBlock>
-std::vector<float> run(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, const std::vector<float>& farEnd,
-                       NextBlock nextBlock, juce::AudioBuffer<float>& buffer, bool* finite = nullptr, bool* noDenormals = nullptr)
-{
-    juce::MidiBuffer midi;
-    std::vector<float> out(mic.size(), 0.0f);
-    const int totalIn = plugin.getTotalNumInputChannels();
-    for (std::size_t pos = 0; pos < mic.size();) {
-        const int len = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nextBlock()), mic.size() - pos));
-        buffer.setSize(std::max(totalIn, plugin.getTotalNumOutputChannels()), len, false, false, true);
-        buffer.clear();
-        // Main bus: the microphone (on every channel); sidechain bus: the far end (on every channel).
-        const int mainIn = plugin.getMainBusNumInputChannels();
-        for (int c = 0; c < totalIn; ++c)
-            buffer.copyFrom(c, 0, (c < mainIn ? mic.data() : farEnd.data()) + pos, len);
-        plugin.processBlock(buffer, midi);
-        // A stereo microphone with the same signal on both channels must come out the same on both.
-        for (int c = 1; c < plugin.getMainBusNumOutputChannels(); ++c)
-            for (int i = 0; i < len; ++i)
-                if (buffer.getSample(c, i) != buffer.getSample(0, i) && finite)
-                    *finite = false;
-        const float* o = buffer.getReadPointer(0);
-        for (int i = 0; i < len; ++i) {
-            if (finite && !std::isfinite(o[i]))
-                *finite = false;
-            if (noDenormals && std::fpclassify(o[i]) == FP_SUBNORMAL)
-                *noDenormals = false;
-            out[pos + static_cast<std::size_t>(i)] = o[i];
-        }
-        pos += static_cast<std::size_t>(len);
-    }
-    return out;
-}
-
-juce::AudioProcessorParameter* findParameter(juce::AudioPluginInstance& plugin, const juce::String& name)
-{
-    for (auto* p : plugin.getParameters())
-        if (p->getName(64) == name)
-            return p;
-    return nullptr;
-}
 
 void setParameter(juce::AudioPluginInstance& plugin, const juce::String& name, float normalised)
 {

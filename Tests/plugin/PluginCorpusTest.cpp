@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB]
+//
+// The built VST3, loaded through JUCE's plugin hosting on this machine (no GPU in CI), on a quell-corpus
+// scenario brought to the host's rate, with every parameter at its default: issue 14's "steady ERLE at
+// 48 kHz, in real-time and in offline mode". Offline, the host renders as fast as the plugin goes (the
+// plugin then picks its filter with no deadline); in real time, blocks come at the pace of the audio
+// clock (the plugin's worker has its deadlines, and its real-time CPU filter).
+//
+// The figures are quell-eval's (Tests/eval/EchoMetrics): ERLE is the echo over output - near - noise,
+// with the near end and the noise passed through the plugin's own front end (resamplers, high-pass:
+// the plugin frozen from the start with no suppression and no comfort noise, which is the front end
+// alone), all aligned by the reported latency. Exit 0 when both modes reach --min-erle.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <juce_audio_processors/juce_audio_processors.h>
+
+#include "dsp/PolyphaseResampler.h"
+#include "eval/CorpusScenario.h"
+#include "eval/EchoMetrics.h"
+#include "plugin/PluginHosting.h"
+
+namespace {
+
+// x at `from` Hz to `to` Hz, the resampler's group delay removed (the same for every component).
+std::vector<float> resample(const std::vector<float>& x, int from, int to)
+{
+    if (from == to)
+        return x;
+    quell::dsp::PolyphaseResampler<float> r;
+    r.prepare(from, to);
+    const auto delay = static_cast<std::size_t>(std::lround(r.delayInOutputSamples()));
+    std::vector<float> padded(x);
+    padded.resize(x.size() + static_cast<std::size_t>(std::ceil(r.delayInInputSamples())) + 2, 0.0f);
+    std::vector<float> out(r.maxOutput(padded.size()));
+    out.resize(r.process(padded, out));
+    const std::size_t length = static_cast<std::size_t>(std::llround(double(x.size()) * to / from));
+    std::vector<float> aligned(length, 0.0f);
+    for (std::size_t i = 0; i < length && i + delay < out.size(); ++i)
+        aligned[i] = out[i + delay];
+    return aligned;
+}
+
+void setParameter(juce::AudioPluginInstance& plugin, const char* name, float normalised)
+{
+    auto* p = quell::test::findParameter(plugin, name);
+    if (p == nullptr)
+        throw std::runtime_error(std::string("the plugin has no parameter '") + name + "'");
+    p->setValueNotifyingHost(normalised);
+}
+
+struct Run {
+    std::vector<float> out;   // aligned: sample i answers input sample i
+    int latency = 0;
+};
+
+// mic and far end through the plugin from a fresh prepare, in `block`-sample blocks; real time paces the
+// blocks by the audio clock.
+Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, const std::vector<float>& farEnd, double rate,
+           int block, bool realTime)
+{
+    plugin.releaseResources();
+    plugin.setNonRealtime(!realTime);
+    plugin.prepareToPlay(rate, block);
+    quell::test::pump(100);
+    juce::AudioBuffer<float> buffer;
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t done = 0;
+    const auto paced = [&] {
+        if (realTime)
+            std::this_thread::sleep_until(start + std::chrono::duration<double>(double(done) / rate));
+        done += static_cast<std::size_t>(block);
+        return block;
+    };
+    // The plugin's latency is final after its first block; pad the inputs by it and take it off the output.
+    std::vector<float> first = quell::test::run(plugin, std::vector<float>(static_cast<std::size_t>(block), 0.0f),
+                                                std::vector<float>(static_cast<std::size_t>(block), 0.0f), paced, buffer);
+    quell::test::pump(50);
+    Run r;
+    r.latency = plugin.getLatencySamples();
+    std::vector<float> m(mic), x(farEnd);
+    m.resize(mic.size() + static_cast<std::size_t>(r.latency), 0.0f);
+    x.resize(m.size(), 0.0f);
+    const std::vector<float> out = quell::test::run(plugin, m, x, paced, buffer);
+    r.out.assign(out.begin() + r.latency, out.end());
+    return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    juce::ScopedJuceInitialiser_GUI juce;
+    std::string vst3Path, scenarioDir;
+    double rate = 48000.0, minErle = 30.0;
+    int block = 512;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string key = argv[i], value = argv[i + 1];
+        if (key == "--vst3")
+            vst3Path = value;
+        else if (key == "--scenario")
+            scenarioDir = value;
+        else if (key == "--rate")
+            rate = std::stod(value);
+        else if (key == "--block")
+            block = std::stoi(value);
+        else if (key == "--min-erle")
+            minErle = std::stod(value);
+    }
+    if (vst3Path.empty() || scenarioDir.empty()) {
+        std::fprintf(stderr, "usage: quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB]\n");
+        return 2;
+    }
+    try {
+        quell::eval::CorpusScenario s = quell::eval::loadScenario(scenarioDir);
+        const int hostRate = static_cast<int>(rate);
+        for (auto* component : {&s.mic, &s.near, &s.echo, &s.noise, &s.ref[0]})
+            *component = resample(*component, s.sampleRate, hostRate);
+        s.ref.resize(1);   // the plugin's mono sidechain
+        s.sampleRate = hostRate;
+
+        juce::AudioPluginFormatManager manager;
+        auto* vst3 = new juce::VST3PluginFormat();
+        manager.addFormat(vst3);
+        juce::OwnedArray<juce::PluginDescription> types;
+        vst3->findAllTypesForFile(types, vst3Path);
+        if (types.isEmpty())
+            throw std::runtime_error("no plugin in " + vst3Path);
+        juce::String error;
+        auto plugin = manager.createPluginInstance(*types[0], rate, block, error);
+        if (!plugin)
+            throw std::runtime_error("cannot instantiate the VST3: " + error.toStdString());
+
+        // The front end alone: frozen from the start, no suppression, no comfort noise.
+        setParameter(*plugin, "Adaptation", 0.0f);
+        setParameter(*plugin, "Residual suppression", 0.0f);
+        setParameter(*plugin, "Comfort noise", 0.0f);
+        const std::vector<float> silence(s.mic.size(), 0.0f);
+        const auto frontEnd = [&](const std::vector<float>& x) { return render(*plugin, x, s.ref[0], rate, block, false).out; };
+        const std::vector<float> nearFe = frontEnd(s.near), echoFe = frontEnd(s.echo), noiseFe = frontEnd(s.noise);
+
+        // Every parameter back to its default.
+        for (auto* p : plugin->getParameters())
+            p->setValueNotifyingHost(p->getDefaultValue());
+        int failures = 0;
+        std::printf("%s at %d Hz, %d-sample blocks, every parameter at its default:\n", s.name.c_str(), hostRate, block);
+        for (const bool realTime : {false, true}) {
+            const Run r = render(*plugin, s.mic, s.ref[0], rate, block, realTime);
+            const quell::eval::EchoFigures f = quell::eval::measure(s, r.out, nearFe, echoFe, noiseFe);
+            std::printf("  %-9s ERLE %s dB (mic/out %s), time to 20 dB %s s, near SNR after the fit %s dB, loudest frame %s dB, latency %d\n",
+                        realTime ? "real time" : "offline", quell::eval::formatFigure(f.steadyErleDb).c_str(),
+                        quell::eval::formatFigure(f.steadyMicOverOutDb).c_str(), quell::eval::formatFigure(f.timeTo20dB, 2).c_str(),
+                        quell::eval::formatFigure(f.nearSnrFitDb).c_str(), quell::eval::formatFigure(f.loudestFrameDb).c_str(), r.latency);
+            const bool ok = f.steadyErleDb && *f.steadyErleDb >= minErle;
+            std::printf("  [%s] %s: steady ERLE >= %.1f dB\n", ok ? "ok" : "FAIL", realTime ? "real time" : "offline", minErle);
+            failures += ok ? 0 : 1;
+        }
+        plugin.reset();
+        quell::test::pump(50);
+        std::printf("%s\n", failures == 0 ? "PASSED" : "FAILED");
+        return failures == 0 ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "quell-plugin-corpus-test: %s\n", e.what());
+        return 1;
+    }
+}
