@@ -50,8 +50,8 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
         // or the far end's pitch period after it, can lead for a moment), and every move costs the
         // filter a restart. So the alignment moves only when the echo starts where the filter cannot
         // reach it well: before the margin (the direct path would fall off tap 0), or further in than
-        // half the filter (or 1.5 margins for a filter shorter than that), where the pure delay wastes
-        // taps the room's tail needs. And not at all while the weights that cancel now would lose part
+        // the settings' fraction of the filter (or 1.5 margins), where the pure delay wastes taps the
+        // room's tail needs. And not at all while the weights that cancel now would lose part
         // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
         // comparison is with where it has taken it.
         const int margin = static_cast<int>(std::lround(settings_.marginSeconds * spec_.sampleRate));
@@ -60,7 +60,8 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
         const long current = std::lround(appliedDelay_ + driftOffset_);
         const long into = estimate - current;
         const long tapsPerChannel = path.tapsPerChannel();
-        const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, tapsPerChannel / 2);
+        const auto furthest = static_cast<long>(settings_.echoStartFraction * static_cast<double>(tapsPerChannel));
+        const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, furthest);
         if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current), path)) {
             appliedDelay_ = target;
             driftOffset_ = 0.0;

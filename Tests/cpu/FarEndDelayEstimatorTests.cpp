@@ -187,3 +187,26 @@ TEST_CASE("EchoCanceller: a bulk delay the filter covers stays in the taps, and 
     CHECK(delayed > 35.0);
     CHECK(undelayed > 35.0);
 }
+
+TEST_CASE("EchoCanceller: the Kalman filter's far end is aligned for a bulk delay past a quarter of its taps", "[aec][delay][kalman]")
+{
+    // 100 ms of playback delay (1600 samples) under a 4096-tap Kalman filter: within the filter, but 20 dB
+    // under the prior that expects the echo at its first taps. Left in the taps, a white far end's echo
+    // went uncancelled for the whole file (0.0 dB); aligned, the filter learns it at once.
+    const std::size_t n = 5 * kRate;
+    const auto w = test::whiteNoise(n, 61, 0.05);
+    const std::vector<float> x(w.begin(), w.end());
+    const int bulk = 1600;
+    const auto m = echoOf(x, std::vector<int>(n, bulk), 62);
+    aec::EchoCanceller aec;
+    aec.prepare(test::cpuKalman(4096), {.maximumBlockSize = 160});
+    const auto out = test::cancelWhole(aec, m, x, 160);
+    const int applied = aec.alignedDelaySamples();
+    const std::size_t L = static_cast<std::size_t>(aec.latencySamples()), tail = 2 * kRate;
+    const double reduction =
+        test::reductionDb(std::span<const float>(m).subspan(n - tail - L, tail), std::span<const float>(out).subspan(n - tail, tail));
+    INFO("applied delay " << applied << " samples, echo reduction over the last 2 s " << reduction << " dB");
+    CHECK(applied >= bulk - 64 - 4);
+    CHECK(applied <= bulk - 64 + 12);
+    CHECK(reduction > 30.0);   // the noise is 40 dB down
+}
