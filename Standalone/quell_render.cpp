@@ -2,23 +2,30 @@
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
 //                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--distortion-model] [--metrics M.json] [--quiet]
+//   quell-render --batch LIST.tsv [--shard K/N] [--jobs J] [canceller options]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
-// input (nothing written), 1 failure while processing (nothing written).
+// input (nothing written), 1 failure while processing (nothing written). --batch renders every line of a
+// list (Standalone/BatchList.h), skips what an earlier run finished, and ends with a line per file that
+// failed; its exit code is 0 when every file is done, 1 when any failed, 2 when the list is bad.
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "BatchList.h"
 #include "CancellerOptions.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
@@ -38,6 +45,8 @@ constexpr std::size_t kBlock = 4096;
 
 struct Options {
     std::string mic, ref, out, metrics;
+    std::string batch, shard;   // --batch LIST.tsv; --shard K/N
+    int jobs = 1;               // files rendered at once in a batch
     aec::EchoCancellerSettings aec{};
     int cancellerRate = aec::kCancellerRate;
     bool rateFromInput = false;
@@ -63,6 +72,11 @@ std::optional<Options> parse(int argc, char** argv)
     cli.flag("--mono-far-end", o.monoFarEnd, "mix a stereo far end to mono (default: one filter over both channels)");
     cli.text("--metrics", "M.json", o.metrics, "ERLE per 100 ms, the settings and the timings as JSON");
     cli.flag("--quiet", o.quiet, "no progress bar and no summary");
+    cli.group("Many files");
+    cli.text("--batch", "LIST.tsv", o.batch, "render every line of LIST: MIC<tab>REF<tab>OUT[<tab>METRICS] (instead of --mic, --ref, --out)");
+    cli.text("--shard", "K/N", o.shard, "only the lines whose number (from 0) modulo N is K: one of N machines or array tasks");
+    cli.option("--jobs", "J", "files rendered at once (default 1)",
+               [&o](const std::string& v) { o.jobs = io::parseInt("--jobs", v, 1, 64); });
     cli.group("Canceller options");
     standalone::addCancellerOptions(cli, o.aec, standalone::CancellerUse::Offline);
     cli.notes("OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
@@ -70,9 +84,21 @@ std::optional<Options> parse(int argc, char** argv)
               "'-' as MIC or REF reads that file from standard input; '-' as OUT writes WAV to standard output\n"
               "(the summary then goes to standard error).\n"
               "Exit codes: 0 done; 2 bad usage or bad input (nothing written); 1 a failure while processing\n"
-              "(nothing written).");
+              "(nothing written).\n"
+              "--batch: relative paths in LIST are taken from LIST's folder; a line whose OUT (and METRICS) exists\n"
+              "is skipped, so running the same command again resumes a run that stopped. Exit codes: 0 every\n"
+              "file done, 1 some failed (each named at the end), 2 a bad list.");
     if (!cli.parse(argc, argv))
         return std::nullopt;
+    if (!o.batch.empty()) {
+        if (!o.mic.empty() || !o.ref.empty() || !o.out.empty() || !o.metrics.empty())
+            throw io::UsageError("--batch takes the files from its list: no --mic, --ref, --out or --metrics with it");
+        if (!o.shard.empty())
+            standalone::parseShard(o.shard);   // a bad K/N is a usage error before any work
+        return o;
+    }
+    if (!o.shard.empty() || o.jobs != 1)
+        throw io::UsageError("--shard and --jobs go with --batch");
     if (o.mic.empty() || o.ref.empty() || o.out.empty())
         throw io::UsageError("--mic, --ref and --out are required (see --help)");
     if (o.mic == "-" && o.ref == "-")
@@ -133,7 +159,12 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
     std::filesystem::rename(tmp, path);
 }
 
-int run(const Options& o)
+struct RenderSummary {
+    double seconds = 0.0, wall = 0.0;
+    std::optional<double> erleDb;
+};
+
+RenderSummary run(const Options& o)
 {
     if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
         throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
@@ -279,6 +310,7 @@ int run(const Options& o)
         }
     }
 
+    RenderSummary summary{seconds, wall, erle.steadyStateDb};
     if (!o.quiet) {
         // With the audio on standard output, the summary goes to standard error.
         std::FILE* report = toStandardOutput ? stderr : stdout;
@@ -295,7 +327,91 @@ int run(const Options& o)
         else
             std::fprintf(report, "ERLE: not measured (the far end is never active after the first 1.0 s)\n");
     }
-    return 0;
+    return summary;
+}
+
+// Every job of this run's shard, `jobs` at a time; a line per file as it ends, then the failures again.
+int runBatch(const Options& base)
+{
+    const std::vector<standalone::BatchJob> all = standalone::readBatchList(base.batch);
+    const standalone::Shard shard = base.shard.empty() ? standalone::Shard{} : standalone::parseShard(base.shard);
+    const std::vector<standalone::BatchJob> mine = standalone::jobsOfShard(all, shard);
+    std::printf("batch %s: %zu file%s%s\n", base.batch.c_str(), mine.size(), mine.size() == 1 ? "" : "s",
+                shard.count > 1 ? (", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + " of "
+                                   + std::to_string(all.size())).c_str()
+                                : "");
+    std::fflush(stdout);
+    std::mutex report;
+    std::atomic<std::size_t> next{0};
+    std::size_t finished = 0, done = 0, skipped = 0;
+    std::vector<std::string> failures;
+    const auto worker = [&] {
+        for (std::size_t i = next++; i < mine.size(); i = next++) {
+            const standalone::BatchJob& job = mine[i];
+            if (standalone::alreadyDone(job)) {
+                const std::lock_guard<std::mutex> lock(report);
+                ++skipped;
+                std::printf("[%zu/%zu] %s: skipped, done earlier\n", ++finished, mine.size(), job.out.c_str());
+                std::fflush(stdout);
+                continue;
+            }
+            // An archive's output tree is made as it fills (run() still checks that it can write there).
+            std::error_code ignored;
+            for (const std::string& path : {job.out, job.metrics})
+                if (!path.empty() && std::filesystem::path(path).has_parent_path())
+                    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+            Options o = base;
+            o.batch.clear();
+            o.mic = job.mic;
+            o.ref = job.ref;
+            o.out = job.out;
+            o.metrics = job.metrics;
+            o.quiet = true;
+            std::string message;
+            int code = 0;
+            RenderSummary r;
+            try {
+                r = run(o);
+            } catch (const aec::BackendUnavailable& e) {
+                message = e.what();
+                code = 2;
+            } catch (const io::UsageError& e) {
+                message = e.what();
+                code = 2;
+            } catch (const io::FileError& e) {
+                message = e.what();
+                code = 2;
+            } catch (const std::exception& e) {
+                message = std::string("failed: ") + e.what();
+                code = 1;
+            }
+            const std::lock_guard<std::mutex> lock(report);
+            ++finished;
+            if (code == 0) {
+                ++done;
+                char erle[48] = "ERLE not measured";
+                if (r.erleDb)
+                    std::snprintf(erle, sizeof erle, "ERLE %.1f dB", *r.erleDb);
+                std::printf("[%zu/%zu] %s: %s, %.2f s of audio at %.3f x real time\n", finished, mine.size(), job.out.c_str(), erle,
+                            r.seconds, r.wall / r.seconds);
+            } else {
+                const std::string line = job.out + " (line " + std::to_string(job.line) + "): exit " + std::to_string(code) + ", " + message;
+                failures.push_back(line);
+                std::printf("[%zu/%zu] %s\n", finished, mine.size(), line.c_str());
+            }
+            std::fflush(stdout);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < base.jobs && static_cast<std::size_t>(t) < mine.size(); ++t)
+        threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads)
+        t.join();
+    std::printf("batch: %zu done, %zu skipped (done earlier), %zu failed\n", done, skipped, failures.size());
+    for (const std::string& f : failures)
+        std::printf("failed: %s\n", f.c_str());
+    return failures.empty() ? 0 : 1;
 }
 
 } // namespace
@@ -304,7 +420,12 @@ int main(int argc, char** argv)
 {
     try {
         const std::optional<Options> options = parse(argc, argv);
-        return options ? run(*options) : 0;
+        if (!options)
+            return 0;
+        if (!options->batch.empty())
+            return runBatch(*options);
+        run(*options);
+        return 0;
     } catch (const aec::BackendUnavailable& e) {
         std::fprintf(stderr, "quell-render: %s\n", e.what());
         return 2;

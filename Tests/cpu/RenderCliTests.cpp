@@ -380,3 +380,54 @@ TEST_CASE("quell-render cancels a stereo far end as two channels (and mixes it t
     CHECK(erleTwo > 25.0);
     CHECK(erleTwo > erleMono + 10.0);
 }
+
+TEST_CASE("quell-render --batch renders a list, names what failed, resumes and shares it between shards", "[render][cli][batch]")
+{
+    TempDir dir;
+    writePair(dir / "mic.wav", dir / "ref.wav", 16000, 16000, kWav16);
+    {
+        std::ofstream list(dir / "list.tsv");
+        list << "# three files, one of them missing\n"
+             << "mic.wav\tref.wav\tout/a.wav\n"
+             << "mic.wav\tref.wav\tout/sub/b.flac\tout/sub/b.json\n"
+             << "missing.wav\tref.wav\tout/c.wav\n";
+    }
+    const std::string list = dir / "list.tsv";
+    Result r = render(dir, "--batch " + list + " --jobs 2 --taps 64 --backend cpu");
+    INFO(r.out << r.err);
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.out, Catch::Contains("batch: 2 done, 0 skipped (done earlier), 1 failed"));
+    CHECK_THAT(r.out, Catch::Contains("failed: " + (dir / "out/c.wav") + " (line 4): exit 2, "));
+    CHECK(fs::exists(dir / "out/a.wav"));
+    CHECK(fs::exists(dir / "out/sub/b.flac"));   // folders made as the tree fills, the container from the name
+    CHECK(fs::exists(dir / "out/sub/b.json"));
+    CHECK(!fs::exists(dir / "out/c.wav"));
+    CHECK(io::readAudio(dir / "out/sub/b.flac").frames() == 16000);
+
+    // Again: what is done is skipped; the missing file is tried again.
+    const auto before = fs::last_write_time(dir / "out/a.wav");
+    r = render(dir, "--batch " + list + " --taps 64 --backend cpu");
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.out, Catch::Contains("batch: 0 done, 2 skipped (done earlier), 1 failed"));
+    CHECK(fs::last_write_time(dir / "out/a.wav") == before);
+
+    // Shards: 0/2 takes lines 1 and 3 (a and c), 1/2 takes b; with the missing line gone, both succeed.
+    {
+        std::ofstream(dir / "list.tsv") << "mic.wav\tref.wav\tout/a.wav\nmic.wav\tref.wav\tout/b2.wav\nmic.wav\tref.wav\tout/c.wav\n";
+    }
+    r = render(dir, "--batch " + list + " --shard 0/2 --taps 64 --backend cpu");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("2 files, shard 0/2 of 3"));
+    CHECK_THAT(r.out, Catch::Contains("batch: 1 done, 1 skipped (done earlier), 0 failed"));
+    CHECK(fs::exists(dir / "out/c.wav"));
+    CHECK(!fs::exists(dir / "out/b2.wav"));
+    r = render(dir, "--batch " + list + " --shard 1/2 --taps 64 --backend cpu");
+    CHECK(r.exitCode == 0);
+    CHECK(fs::exists(dir / "out/b2.wav"));
+
+    // Usage errors: exit 2, nothing done.
+    CHECK(render(dir, "--batch " + list + " --mic mic.wav").exitCode == 2);
+    CHECK(render(dir, "--batch " + list + " --shard 2/2").exitCode == 2);
+    CHECK(render(dir, "--mic a --ref b --out c --jobs 2").exitCode == 2);
+    CHECK(render(dir, "--batch " + (dir / "nothing.tsv")).exitCode == 2);
+}
