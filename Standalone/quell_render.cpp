@@ -29,6 +29,7 @@
 #include "CancellerOptions.h"
 #include "aec/Backend.h"
 #include "aec/FilterKind.h"
+#include "aec/FilterPlan.h"
 #include "aec/ErleMeter.h"
 #include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
@@ -336,6 +337,8 @@ int runBatch(const Options& base)
     const std::vector<standalone::BatchJob> all = standalone::readBatchList(base.batch);
     const standalone::Shard shard = base.shard.empty() ? standalone::Shard{} : standalone::parseShard(base.shard);
     const std::vector<standalone::BatchJob> mine = standalone::jobsOfShard(all, shard);
+    // Every file gets the automatic length the first one got (FilterPlan.h says why).
+    aec::rememberGpuSpeedMeasurements(true);
     std::printf("batch %s: %zu file%s%s\n", base.batch.c_str(), mine.size(), mine.size() == 1 ? "" : "s",
                 shard.count > 1 ? (", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + " of "
                                    + std::to_string(all.size())).c_str()

@@ -2,14 +2,36 @@
 #include "aec/FilterPlan.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "aec/CpuFilterChoice.h"
 
 namespace quell::aec {
 namespace {
+
+std::atomic<bool> rememberingGpuSpeeds{false};
+
+// measureGpuRlsSamplesPerSecond, or with rememberGpuSpeedMeasurements on its first answer for these
+// settings in this process (the lock keeps a second measurement from running beside the first).
+double gpuRlsSpeed(const dsp::RlsSettings& settings, std::size_t block)
+{
+    if (!rememberingGpuSpeeds.load())
+        return measureGpuRlsSamplesPerSecond(settings, block);
+    static std::mutex lock;
+    static std::map<std::tuple<int, int, double, std::size_t>, double> speeds;
+    const std::lock_guard<std::mutex> hold(lock);
+    const auto key = std::make_tuple(settings.tapsPerChannel, settings.channels, settings.lambda, block);
+    const auto known = speeds.find(key);
+    if (known != speeds.end())
+        return known->second;
+    return speeds[key] = measureGpuRlsSamplesPerSecond(settings, block);
+}
 
 // An automatic length on a GPU takes the longest tail that runs at least this many times faster than
 // real time (a real room's tail lasts 0.3 to 0.5 s: 64 ms leaves 10 to 25 dB of it to the suppressor).
@@ -65,7 +87,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
-            const double speed = measureGpuRlsSamplesPerSecond(rlsFor(s, spec, taps), static_cast<std::size_t>(segmentSamples(rate)));
+            const double speed = gpuRlsSpeed(rlsFor(s, spec, taps), static_cast<std::size_t>(segmentSamples(rate)));
             gpuRuns = gpuRuns || speed > 0.0;
             if (speed >= kAutomaticRealtime * rate) {
                 char text[120];
@@ -86,6 +108,8 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
 }
 
 } // namespace
+
+void rememberGpuSpeedMeasurements(bool on) { rememberingGpuSpeeds.store(on); }
 
 const char* toString(FilterEngine engine)
 {

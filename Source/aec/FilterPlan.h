@@ -59,6 +59,16 @@ struct FilterPlanResult {
 // tens of milliseconds (automatic lengths on a GPU, the CPU's real-time choice).
 FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec);
 
+// In a process that runs many cancellers at once (quell-render --batch), the GPU's speed behind an
+// automatic length is measured once per setting, by the first plan that asks with no other measurement
+// running, and every later plan gets the same figure: each file of a batch then gets the length a lone
+// render of the first file got, whatever the files beside it do to the GPU meanwhile. On an H200 the demo
+// rendered alone gives 40.4 dB; two copies in a batch with --jobs 2 gave 40.8 dB each, as they measured
+// the GPU beside each other; with this, three copies with --jobs 3 are the lone render's file, byte for
+// byte. Off by default: a long-lived canceller (quell-live, the plugin) measures the GPU as it is at each
+// prepare.
+void rememberGpuSpeedMeasurements(bool on);
+
 // The filter a plan describes. Throws only when the device fails while allocating.
 std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan);
 
