@@ -135,7 +135,7 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
     const nlohmann::ordered_json metrics = {
         {"input", {{"mic", o.mic}, {"ref", o.ref}, {"sample_rate", fmt.sampleRate}, {"channels", fmt.channels},
                    {"frames", frames}, {"seconds", seconds}}},
-        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c, engine.spec().farEndChannels)}, {"delta", c.delta},
+        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c, engine.spec().farEndChannels)}, {"delta", aec::effectiveDelta(c, c.taps * engine.spec().farEndChannels)},
                       {"canceller_rate", engine.spec().cancellerRate}, {"high_pass_hz", c.highPassHz},
                       {"suppression_db", c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0},
                       {"comfort_noise", c.suppressor.enabled && c.suppressor.comfortNoise},

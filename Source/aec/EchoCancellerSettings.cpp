@@ -2,6 +2,7 @@
 #include "aec/EchoCancellerSettings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +15,13 @@ double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels
     // (taps 0, automatic, is resolved by the filter plan; before that the 64 ms choice's memory stands.)
     const double memory = std::max(10000.0, 10.0 * settings.taps * farEndChannels);
     return 1.0 - 1.0 / memory;
+}
+
+double effectiveDelta(const EchoCancellerSettings& settings, int totalTaps)
+{
+    if (settings.delta != 0.0)
+        return settings.delta;
+    return totalTaps >= 4096 ? 0.03 : 0.01;
 }
 
 void validate(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
@@ -31,6 +39,8 @@ void validate(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
             + " taps per far-end channel (got " + std::to_string(s.taps) + ")");
     if (s.lambda != 0.0 && !(s.lambda >= 0.9 && s.lambda <= 1.0))
         bad("lambda must be 0 (automatic) or lie in [0.9, 1] (got " + std::to_string(s.lambda) + ")");
+    if (!(s.delta >= 0.0 && std::isfinite(s.delta)))
+        bad("delta must be 0 (automatic) or positive (got " + std::to_string(s.delta) + ")");
     if (!(s.maxDelaySeconds >= 0.0 && s.maxDelaySeconds <= kMaxDelaySeconds) || !(s.alignMarginSeconds >= 0.0))
         bad("maxDelaySeconds must be in [0, " + std::to_string(static_cast<int>(kMaxDelaySeconds))
             + "] and alignMarginSeconds >= 0");

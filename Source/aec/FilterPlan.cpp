@@ -72,7 +72,7 @@ dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& 
     EchoCancellerSettings resolved = s;
     resolved.taps = tapsPerChannel;
     r.lambda = effectiveLambda(resolved, spec.channels);
-    r.delta = s.delta;
+    r.delta = effectiveDelta(s, r.totalTaps());
     r.traceCheckSamples = segmentSamples(spec.sampleRate);
     return r;
 }

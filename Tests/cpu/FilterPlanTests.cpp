@@ -73,7 +73,21 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         CHECK(r.plan.tapsPerChannel() == 1000);
         CHECK(r.plan.channels() == 1);
         CHECK(r.plan.rls.lambda == Approx(1.0 - 1.0 / 10000.0));
+        CHECK(r.plan.rls.delta == 0.01);        // automatic: 0.01 below 4096 taps in all
         CHECK(r.plan.fallbackReason.empty());   // the CPU was asked for
+    }
+    SECTION("the automatic delta: 0.03 from 4096 taps in all (one channel or two), as asked otherwise")
+    {
+        CHECK(aec::planLinearFilter(cpuOffline(4096), kBlock160).plan.rls.delta == 0.03);
+        CHECK(aec::planLinearFilter(cpuOffline(4095), kBlock160).plan.rls.delta == 0.01);
+        CHECK(aec::planLinearFilter(cpuOffline(2048), {.maximumBlockSize = 160, .channels = 2}).plan.rls.delta == 0.03);
+        auto asked = cpuOffline(4096);
+        asked.delta = 0.5;
+        CHECK(aec::planLinearFilter(asked, kBlock160).plan.rls.delta == 0.5);
+        asked.delta = -1.0;
+        const auto refused = aec::planLinearFilter(asked, kBlock160);
+        CHECK(!refused.ok());
+        CHECK_THAT(refused.whyNot, Catch::Contains("delta must be 0 (automatic) or positive"));
     }
     SECTION("stereo: taps stay per channel, lambda follows the total")
     {
