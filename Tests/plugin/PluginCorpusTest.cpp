@@ -23,6 +23,7 @@
 #include "dsp/PolyphaseResampler.h"
 #include "eval/CorpusScenario.h"
 #include "eval/EchoMetrics.h"
+#include "io/CommandLine.h"
 #include "plugin/PluginHosting.h"
 
 namespace {
@@ -99,20 +100,28 @@ int main(int argc, char** argv)
     std::string vst3Path, scenarioDir;
     double rate = 48000.0, minErle = 30.0;
     int block = 512;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const std::string key = argv[i], value = argv[i + 1];
-        if (key == "--vst3")
-            vst3Path = value;
-        else if (key == "--scenario")
-            scenarioDir = value;
-        else if (key == "--rate")
-            rate = std::stod(value);
-        else if (key == "--block")
-            block = std::stoi(value);
-        else if (key == "--min-erle")
-            minErle = std::stod(value);
+    bool usable = argc % 2 == 1;   // the program and pairs of option and value
+    try {
+        for (int i = 1; i + 1 < argc && usable; i += 2) {
+            const std::string key = argv[i], value = argv[i + 1];
+            if (key == "--vst3")
+                vst3Path = value;
+            else if (key == "--scenario")
+                scenarioDir = value;
+            else if (key == "--rate")
+                rate = quell::io::parseInt("--rate", value, 8000, 192000);
+            else if (key == "--block")
+                block = quell::io::parseInt("--block", value, 1, 8192);
+            else if (key == "--min-erle")
+                minErle = quell::io::parseDouble("--min-erle", value, -100.0, 200.0);
+            else
+                usable = false;
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "quell-plugin-corpus-test: %s\n", e.what());
+        return 2;
     }
-    if (vst3Path.empty() || scenarioDir.empty()) {
+    if (!usable || vst3Path.empty() || scenarioDir.empty()) {
         std::fprintf(stderr, "usage: quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB]\n");
         return 2;
     }
