@@ -9,6 +9,21 @@
 set -uo pipefail
 bundle=$1
 uri=$2
+# JACK's graph has been seen to stall for good (the dummy driver reporting "client = quell was not
+# finished" and then "Process error" on every cycle, jack_rec waiting for frames that never come) twice in
+# full CI runs: once at 9b630dc, once at 03cfdd8, each time passing on its own, 7 times in a row at
+# 03cfdd8. The cause is not found. Such a run exits 3, and the whole session (jackd, jalv, the clients) is
+# started once more; a second stall, and every other failure, fails the test.
+if [ -z "${QUELL_JALV_ATTEMPT:-}" ]; then
+  QUELL_JALV_ATTEMPT=1 bash "$0" "$@"
+  code=$?
+  [ $code -eq 3 ] || exit $code
+  echo "note: JACK's graph stalled; the session is started once more"
+  QUELL_JALV_ATTEMPT=2 bash "$0" "$@"
+  code=$?
+  [ $code -eq 3 ] && exit 1
+  exit $code
+fi
 for tool in jackd jalv jack_lsp jack_connect jack_metro lv2ls; do
   command -v "$tool" >/dev/null || { echo "skipped: $tool not installed (apt-get install jackd2 jalv lilv-utils)"; exit 77; }
 done
@@ -41,6 +56,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; echo "--- jackd ---"; cat "$work/jackd.log"; echo "--- jalv ---"; cat "$work/jalv.log"; exit 1; }
+stalled() { echo "STALLED (attempt $QUELL_JALV_ATTEMPT): $*"; echo "--- jackd ---"; head -20 "$work/jackd.log"; exit 3; }
 
 lv2ls | grep -qx "$uri" || fail "lv2ls does not list $uri under LV2_PATH=$LV2_PATH"
 
@@ -126,7 +142,7 @@ if grep -qi "error\|xrun" "$work/jalv.log"; then
 fi
 echo "--- jalv output ---"; head -40 "$work/jalv.log"
 if ! wait "$recorder"; then
-  record 8 || fail "jack_rec hung twice"
+  record 8 || stalled "jack_rec hung twice"
 fi
 if command -v python3 >/dev/null && [ -s "$work/rec.wav" ]; then
   python3 - "$work/rec.wav" <<'PY' || fail "echo not reduced by 10 dB in jalv"
