@@ -111,7 +111,25 @@ std::size_t PolyphaseResampler<T>::process(std::span<const T> in, std::span<T> o
     return written;
 }
 
+template <typename T>
+std::vector<T> resampleWhole(std::span<const T> in, int inputRate, int outputRate)
+{
+    if (inputRate == outputRate)
+        return std::vector<T>(in.begin(), in.end());
+    PolyphaseResampler<T> resampler;
+    resampler.prepare(inputRate, outputRate);
+    std::vector<T> padded(in.begin(), in.end());
+    padded.resize(in.size() + static_cast<std::size_t>(std::ceil(resampler.delayInInputSamples())) + 1, T(0));
+    std::vector<T> out(resampler.maxOutput(padded.size()));
+    out.resize(resampler.process(padded, out));
+    const auto delay = static_cast<std::size_t>(std::lround(resampler.delayInOutputSamples()));
+    out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(delay, out.size())));
+    return out;
+}
+
 template class PolyphaseResampler<float>;
 template class PolyphaseResampler<double>;
+template std::vector<float> resampleWhole<float>(std::span<const float>, int, int);
+template std::vector<double> resampleWhole<double>(std::span<const double>, int, int);
 
 } // namespace quell::dsp

@@ -55,7 +55,16 @@ private:
     std::uint64_t nextOutputT_ = 0;  // index of the next output on the upsampled grid
 };
 
+// A whole signal from inputRate to outputRate at once (offline: test material, corpora): the filter is
+// flushed with zeros so the end comes out, and its group delay is dropped, so output sample k lines up
+// with input time k / outputRate. Its length is about in.size() x outputRate / inputRate (the flush may
+// add a sample or two past that).
+template <typename T>
+std::vector<T> resampleWhole(std::span<const T> in, int inputRate, int outputRate);
+
 extern template class PolyphaseResampler<float>;
 extern template class PolyphaseResampler<double>;
+extern template std::vector<float> resampleWhole<float>(std::span<const float>, int, int);
+extern template std::vector<double> resampleWhole<double>(std::span<const double>, int, int);
 
 } // namespace quell::dsp

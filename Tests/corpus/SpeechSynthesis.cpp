@@ -77,20 +77,8 @@ std::vector<double> synthesize(const Utterance& u, int sampleRate)
     const io::AudioData spoken = io::readAudio(wavPath.string());
     std::vector<double> in(spoken.channels[0].begin(), spoken.channels[0].end());
 
-    std::vector<double> out;
-    if (spoken.format.sampleRate == sampleRate) {
-        out = std::move(in);
-    } else {
-        dsp::PolyphaseResampler<double> resampler;
-        resampler.prepare(spoken.format.sampleRate, sampleRate);
-        // Flush the filter with zeros so the last syllable comes out, then drop the group delay.
-        const auto flush = static_cast<std::size_t>(std::ceil(resampler.delayInInputSamples())) + 1;
-        in.resize(in.size() + flush, 0.0);
-        out.resize(resampler.maxOutput(in.size()));
-        out.resize(resampler.process(in, out));
-        const auto delay = static_cast<std::size_t>(std::lround(resampler.delayInOutputSamples()));
-        out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(delay, out.size())));
-    }
+    // The last syllable comes out (the resampler is flushed) and the group delay is dropped.
+    const std::vector<double> out = dsp::resampleWhole<double>(in, spoken.format.sampleRate, sampleRate);
     // espeak-ng pads with silence; the corpus places its own pauses.
     const double floor = 1e-4;
     std::size_t first = 0, last = out.size();

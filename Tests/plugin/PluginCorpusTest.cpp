@@ -28,23 +28,13 @@
 
 namespace {
 
-// x at `from` Hz to `to` Hz, the resampler's group delay removed (the same for every component).
+// x at `from` Hz to `to` Hz, the resampler's group delay removed (the same for every component), cut to
+// the input's duration.
 std::vector<float> resample(const std::vector<float>& x, int from, int to)
 {
-    if (from == to)
-        return x;
-    quell::dsp::PolyphaseResampler<float> r;
-    r.prepare(from, to);
-    const auto delay = static_cast<std::size_t>(std::lround(r.delayInOutputSamples()));
-    std::vector<float> padded(x);
-    padded.resize(x.size() + static_cast<std::size_t>(std::ceil(r.delayInInputSamples())) + 2, 0.0f);
-    std::vector<float> out(r.maxOutput(padded.size()));
-    out.resize(r.process(padded, out));
-    const std::size_t length = static_cast<std::size_t>(std::llround(double(x.size()) * to / from));
-    std::vector<float> aligned(length, 0.0f);
-    for (std::size_t i = 0; i < length && i + delay < out.size(); ++i)
-        aligned[i] = out[i + delay];
-    return aligned;
+    std::vector<float> y = quell::dsp::resampleWhole<float>(x, from, to);
+    y.resize(static_cast<std::size_t>(std::llround(double(x.size()) * to / from)), 0.0f);
+    return y;
 }
 
 void setParameter(juce::AudioPluginInstance& plugin, const char* name, float normalised)
@@ -79,8 +69,8 @@ Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, con
         return block;
     };
     // The plugin's latency is final after its first block; pad the inputs by it and take it off the output.
-    std::vector<float> first = quell::test::run(plugin, std::vector<float>(static_cast<std::size_t>(block), 0.0f),
-                                                std::vector<float>(static_cast<std::size_t>(block), 0.0f), paced, buffer);
+    quell::test::run(plugin, std::vector<float>(static_cast<std::size_t>(block), 0.0f),
+                     std::vector<float>(static_cast<std::size_t>(block), 0.0f), paced, buffer);
     quell::test::pump(50);
     Run r;
     r.latency = plugin.getLatencySamples();
@@ -149,7 +139,6 @@ int main(int argc, char** argv)
         setParameter(*plugin, "Adaptation", 0.0f);
         setParameter(*plugin, "Residual suppression", 0.0f);
         setParameter(*plugin, "Comfort noise", 0.0f);
-        const std::vector<float> silence(s.mic.size(), 0.0f);
         const auto frontEnd = [&](const std::vector<float>& x) { return render(*plugin, x, s.ref[0], rate, block, false).out; };
         const std::vector<float> nearFe = frontEnd(s.near), echoFe = frontEnd(s.echo), noiseFe = frontEnd(s.noise);
 
