@@ -378,15 +378,10 @@ int runBatch(const Options& base)
             } catch (const aec::BackendUnavailable& e) {
                 message = e.what();
                 code = 2;
-            } catch (const io::UsageError& e) {
-                message = e.what();
-                code = 2;
-            } catch (const io::FileError& e) {
-                message = e.what();
-                code = 2;
-            } catch (const std::exception& e) {
-                message = std::string("failed: ") + e.what();
-                code = 1;
+            } catch (...) {
+                const io::ExceptionReport described = io::describeCurrentException();
+                message = described.message;
+                code = described.exitCode;
             }
             const std::lock_guard<std::mutex> lock(report);
             ++finished;

@@ -10,25 +10,28 @@
 
 namespace quell::io {
 
-int reportCurrentException(const char* program) noexcept
+ExceptionReport describeCurrentException() noexcept
 {
     try {
         throw;
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-        return 2;
+        return {2, e.what()};
     } catch (const FileError& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-        return 2;
+        return {2, e.what()};
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "%s: %s\n", program, e.what());
-        return 2;
+        return {2, e.what()};
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: failed: %s\n", program, e.what());
+        return {1, std::string("failed: ") + e.what()};
     } catch (...) {
-        std::fprintf(stderr, "%s: failed with an unknown error\n", program);
+        return {1, "failed with an unknown error"};
     }
-    return 1;
+}
+
+int reportCurrentException(const char* program) noexcept
+{
+    const ExceptionReport report = describeCurrentException();
+    std::fprintf(stderr, "%s: %s\n", program, report.message.c_str());
+    return report.exitCode;
 }
 
 int parseInt(const std::string& option, const std::string& text, int lo, int hi)

@@ -12,9 +12,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// For a program's catch (...): prints the current exception as "program: message" on stderr and returns
-// the exit code: 2 for bad usage or bad input (UsageError, FileError, std::invalid_argument), 1 for any
-// other failure ("program: failed: message").
+// The current exception (call from a catch block) as the programs report it: exit code 2 and its own
+// text for bad usage or bad input (UsageError, FileError, std::invalid_argument), 1 and "failed: text"
+// for any other failure.
+struct ExceptionReport {
+    int exitCode = 1;
+    std::string message;
+};
+ExceptionReport describeCurrentException() noexcept;
+
+// For a program's catch (...): prints describeCurrentException() as "program: message" on stderr and
+// returns its exit code.
 int reportCurrentException(const char* program) noexcept;
 
 // A number from an option's text, checked against the range [lo, hi]; otherwise io::UsageError naming
