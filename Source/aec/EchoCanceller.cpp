@@ -35,7 +35,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     align.maxDelaySeconds = settings.maxDelaySeconds;
     align.marginSeconds = settings.alignMarginSeconds;
     align.drift = settings.drift;
-    align.echoStartFraction = plan.engine == FilterEngine::CpuKalman ? 0.25 : 0.5;
+    align.echoStartFraction = plan.alignEchoStartFraction();
     aligner_.prepare(align, spec);
     const ForegroundSettings fg = plan.foregroundSettings(segmentSamples(spec.sampleRate));
     foreground_.prepare(fg);

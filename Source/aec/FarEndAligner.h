@@ -28,13 +28,7 @@ struct AlignerSettings {
     double marginSeconds = 0.004;  // taps kept before the direct path
     // An echo that starts further into the filter than this fraction of its taps (and 1.5 margins) is
     // moved to the margin. RLS reaches a path anywhere in its taps, so only a delay that wastes the tail's
-    // taps moves it (0.5). The Kalman filter's prior expects the echo at its first taps and decays from
-    // there (PbfdkfSettings::uncertaintyDecayDbPerTap): a white far end whose echo came 100 ms late (at
-    // tap 1600 of 4096, 20 dB under that prior) left the output the microphone's to the sample for 5 s.
-    // So for it a quarter (64 ms at 4096 taps; the prior 13 dB down there): that file then reaches 32.5 dB
-    // (t20 0.5 s), and no file of the physical corpus changes in any figure. Every delay past the margin
-    // (0) cost double talk in a 0.4 s room, where the estimate follows reflections: near-end SNR after the
-    // fit 18.0 -> -1.5 dB with the echo 6 dB louder.
+    // taps moves it (0.5); the filter plan asks less for the Kalman filter (FilterPlan::alignEchoStartFraction).
     double echoStartFraction = 0.5;
     DriftSettings drift{};
 };

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "aec/EchoCancellerSettings.h"
+#include "aec/FarEndAligner.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/LinearEchoFilter.h"
 
@@ -45,6 +46,10 @@ struct FilterPlan {
     // The two-path foreground behind this filter (segments of segmentSamples): how much better a snapshot
     // must be, and for how long, depends on how the filter learns.
     ForegroundSettings foregroundSettings(int segmentSamples) const;
+    // How far into this filter the echo may start before the far end is aligned to move it back
+    // (AlignerSettings::echoStartFraction): RLS reaches a path anywhere in its taps, the Kalman filter's
+    // prior expects it at the first ones.
+    double alignEchoStartFraction() const;
 };
 
 struct FilterPlanResult {
