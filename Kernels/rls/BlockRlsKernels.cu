@@ -9,8 +9,6 @@ namespace quell::gpu::blockrls {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRowsPerTile = 8;    // rows of P per block in computeV
-constexpr int kTileColumns = 256;  // columns of P per pass in computeV
 
 // The sum over the thread block, the same value in every thread (fixed order). `scratch`: one double
 // per warp. Every thread of the block must call it.
@@ -33,6 +31,16 @@ __device__ std::size_t at(int row, int stride, int column)
     return static_cast<std::size_t>(row) * static_cast<std::size_t>(stride) + static_cast<std::size_t>(column);
 }
 
+// trace(P0): the diagonal tiles' partial sums (startBlock), added in a fixed order by the block; the
+// same value in every thread. Every thread of the block must call it.
+__device__ double blockTrace(const Geometry& g, const Buffers& b, double* scratch)
+{
+    double part = 0.0;
+    for (int i = static_cast<int>(threadIdx.x); i < (g.taps + 3) / 4; i += static_cast<int>(blockDim.x))
+        part += b.traceParts[i];
+    return blockSum(part, scratch);
+}
+
 __global__ void buildColumnsKernel(Geometry g, Buffers b, const float* history, const float* mic, int t0, int begin,
                                    bool adapting, double silenceEnergy)
 {
@@ -53,8 +61,6 @@ __global__ void buildColumnsKernel(Geometry g, Buffers b, const float* history, 
         b.y0[j] = b.state->zeroW ? 0.0 : y;
         b.d[j] = static_cast<double>(mic[t]);
         b.paused[j] = !adapting || energy <= silenceEnergy;
-        if (j == 0)
-            b.state->traceP0 = 0.0;
     }
 }
 
@@ -71,9 +77,12 @@ __global__ void startBlockKernel(Geometry g, Buffers b, float invDelta)
     const int reinit = b.state->reinitP, pending = b.state->pending;
     const bool diagonal = row0 == column;
     if (!reinit && !pending) {
-        if (diagonal)
+        if (diagonal) {
+            double part = 0.0;
             for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
-                atomicAdd(&b.state->traceP0, static_cast<double>(b.P[at(row0 + r, g.stride, row0 + r)]));
+                part += static_cast<double>(b.P[at(row0 + r, g.stride, row0 + r)]);
+            b.traceParts[row0 / 4] = part;
+        }
         return;
     }
     float4 p[4];
@@ -89,6 +98,7 @@ __global__ void startBlockKernel(Geometry g, Buffers b, float invDelta)
         const int count = b.state->pendingCount;
         const float mu = b.state->pendingMu;
         // fma(-z_il, z_jl, p): the exact product is symmetric in i and j, so P stays exactly symmetric.
+#pragma unroll 4
         for (int l = 0; l < count; ++l) {
             const float4 zr = *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, row0));
             const float4 zc = *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, column));
@@ -109,48 +119,93 @@ __global__ void startBlockKernel(Geometry g, Buffers b, float invDelta)
     }
     for (int r = 0; r < 4; ++r)
         *reinterpret_cast<float4*>(b.P + at(row0 + r, g.stride, column)) = p[r];
-    if (diagonal)
+    if (diagonal) {
+        double part = 0.0;
         for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
-            atomicAdd(&b.state->traceP0, static_cast<double>(reinterpret_cast<const float*>(&p[r])[r]));
+            part += static_cast<double>(reinterpret_cast<const float*>(&p[r])[r]);
+        b.traceParts[row0 / 4] = part;
+    }
 }
 
-// kRowsPerTile rows of P per block, staged through shared memory kTileColumns at a time; each warp owns
-// a fixed set of (row, column) outputs, so every V element is summed in the same order whatever `count`.
-__global__ void computeVKernel(Geometry g, Buffers b, int begin, int count)
+// V = P0 U for the steps [begin, begin + count): each warp takes kVRowsPerWarp (1 or 2) rows of P and up to
+// kVSteps steps at a time, each lane summing its columns (4 lane + 128 h + 0..3) of every (row, step) in
+// registers, with one warp sum per output at the end; U's columns pass through shared memory kVChunk at
+// a time. Each chunk's loads of P and of U are all issued before any is used (with 4 warps on a
+// multiprocessor, a load waited for one at a time costs a memory latency each), every load is 16
+// bytes, and each U element read from shared memory serves 4 kVRowsPerWarp fused multiply-adds. The
+// order of the sums is fixed, so V does not depend on how a block's steps were split into calls.
+constexpr int kVWarps = 4;
+constexpr int kVSteps = 32;
+constexpr int kVChunk = 256;
+constexpr int kVQuads = kVChunk / 128; // float4 per lane and row in a chunk
+
+template <int kVRowsPerWarp>
+__global__ void __launch_bounds__(kVWarps * 32) computeVKernel(Geometry g, Buffers b, int begin, int count)
 {
-    extern __shared__ float shared[];
-    float* tile = shared;
-    float* acc = shared + kRowsPerTile * kTileColumns;
-    const int row0 = static_cast<int>(blockIdx.x) * kRowsPerTile;
-    const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31), warps = kThreads / 32;
-    const int outputs = kRowsPerTile * count;
-    for (int o = static_cast<int>(threadIdx.x); o < outputs; o += kThreads)
-        acc[o] = 0.0f;
-    for (int c0 = 0; c0 < g.stride; c0 += kTileColumns) {
-        __syncthreads();
-        for (int r = 0; r < kRowsPerTile; ++r) {
-            const int row = row0 + r, c = c0 + static_cast<int>(threadIdx.x);
-            tile[r * kTileColumns + static_cast<int>(threadIdx.x)] = (row < g.taps && c < g.stride) ? b.P[at(row, g.stride, c)] : 0.0f;
+    __shared__ float4 tileU[kVSteps][kVChunk / 4];
+    constexpr int threads = kVWarps * 32, tileLoads = kVSteps * (kVChunk / 4) / threads;
+    const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+    const int row0 = (static_cast<int>(blockIdx.x) * kVWarps + warp) * kVRowsPerWarp;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j0 = 0; j0 < count; j0 += kVSteps) {
+        const int steps = min(kVSteps, count - j0);
+        float acc[kVRowsPerWarp][kVSteps];
+#pragma unroll
+        for (int r = 0; r < kVRowsPerWarp; ++r)
+#pragma unroll
+            for (int jj = 0; jj < kVSteps; ++jj)
+                acc[r][jj] = 0.0f;
+        for (int c0 = 0; c0 < g.stride; c0 += kVChunk) {
+            const int width = min(kVChunk, g.stride - c0); // a multiple of 64
+            float4 p[kVRowsPerWarp][kVQuads];
+#pragma unroll
+            for (int r = 0; r < kVRowsPerWarp; ++r)
+#pragma unroll
+                for (int h = 0; h < kVQuads; ++h) {
+                    const int row = row0 + r, c = 4 * lane + 128 * h;
+                    p[r][h] = (row < g.taps && c < width) ? *reinterpret_cast<const float4*>(b.P + at(row, g.stride, c0 + c)) : zero;
+                }
+            float4 staged[tileLoads];
+#pragma unroll
+            for (int q = 0; q < tileLoads; ++q) {
+                const int i = static_cast<int>(threadIdx.x) + q * threads;
+                const int jj = i / (kVChunk / 4), c = 4 * (i % (kVChunk / 4));
+                staged[q] = (jj < steps && c < width) ? *reinterpret_cast<const float4*>(b.U + at(begin + j0 + jj, g.stride, c0 + c)) : zero;
+            }
+            __syncthreads(); // the previous chunk's reads of the tile are done
+#pragma unroll
+            for (int q = 0; q < tileLoads; ++q) {
+                const int i = static_cast<int>(threadIdx.x) + q * threads;
+                tileU[i / (kVChunk / 4)][i % (kVChunk / 4)] = staged[q];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int jj = 0; jj < kVSteps; ++jj)
+#pragma unroll
+                for (int h = 0; h < kVQuads; ++h) {
+                    const float4 u = tileU[jj][lane + 32 * h];
+#pragma unroll
+                    for (int r = 0; r < kVRowsPerWarp; ++r) {
+                        float a = acc[r][jj];
+                        a = fmaf(p[r][h].x, u.x, a);
+                        a = fmaf(p[r][h].y, u.y, a);
+                        a = fmaf(p[r][h].z, u.z, a);
+                        a = fmaf(p[r][h].w, u.w, a);
+                        acc[r][jj] = a;
+                    }
+                }
         }
-        __syncthreads();
-        const int width = min(kTileColumns, g.stride - c0);
-        for (int o = warp; o < outputs; o += warps) {
-            const int r = o / count, j = begin + o % count;
-            const float* u = b.U + at(j, g.stride, c0);
-            float sum = 0.0f;
-            for (int c = lane; c < width; c += 32)
-                sum = fmaf(tile[r * kTileColumns + c], u[c], sum);
-            for (int offset = 16; offset > 0; offset >>= 1)
-                sum += __shfl_down_sync(0xffffffffu, sum, offset);
-            if (lane == 0)
-                acc[o] += sum;
-        }
-    }
-    __syncthreads();
-    for (int o = static_cast<int>(threadIdx.x); o < outputs; o += kThreads) {
-        const int row = row0 + o / count;
-        if (row < g.taps)
-            b.V[at(begin + o % count, g.stride, row)] = acc[o];
+#pragma unroll
+        for (int r = 0; r < kVRowsPerWarp; ++r)
+#pragma unroll
+            for (int jj = 0; jj < kVSteps; ++jj) {
+                float v = acc[r][jj];
+                for (int offset = 16; offset > 0; offset >>= 1)
+                    v += __shfl_xor_sync(0xffffffffu, v, offset);
+                if (lane == 0 && jj < steps && row0 + r < g.taps)
+                    b.V[at(begin + j0 + jj, g.stride, row0 + r)] = v;
+            }
+        __syncthreads(); // the next pass rewrites the tile
     }
 }
 
@@ -175,6 +230,17 @@ __global__ void computeGramKernel(Geometry g, Buffers b, int begin)
         b.G[at(j, g.block, a)] = gs;
         b.H[at(j, g.block, a)] = hs;
     }
+}
+
+// What a recurrence launch leaves for the next launch and for the block's end (one thread writes it).
+__device__ void storeRecurrence(State* st, double mu, double lambdaNow, int restartDue, unsigned long long paused,
+                                unsigned long long reinits)
+{
+    st->mu = mu;
+    st->lambdaNow = lambdaNow;
+    st->restartDue = restartDue;
+    st->pausedSamples += paused;
+    st->reinitialisations += reinits;
 }
 
 __device__ double lowerAt(const double* m, int k, int a, int c)
@@ -266,7 +332,8 @@ __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int 
                 q += sl * quad;
             }
             q = blockSum(q, scratch);
-            lambdaNow = mu * (st->traceP0 - q) > traceBound ? 1.0 : lambda;
+            const double traceP0 = blockTrace(g, b, scratch);
+            lambdaNow = mu * (traceP0 - q) > traceBound ? 1.0 : lambda;
         }
         for (int a = t; a <= j; a += threads)
             gs[a] = G[at(j, k, a)];
@@ -337,13 +404,215 @@ __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int 
     if (local)
         for (int i = t; i < k * k; i += threads)
             b.A[i] = A[i];
-    if (t == 0) {
-        st->mu = mu;
-        st->lambdaNow = lambdaNow;
-        st->restartDue = restartDue;
-        st->pausedSamples += paused;
-        st->reinitialisations += reinits;
+    if (t == 0)
+        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits);
+}
+
+// Up to this k the recurrence is eliminationKernel's (M and L^-1 in shared memory); past it,
+// recurrenceKernel's.
+constexpr int kEliminationBlock = 64;
+constexpr int kEliminationThreads = 256;
+// Elements of the lower triangle per thread for a k: k (k + 1) / 2 over the threads, rounded up (9 at
+// k = 64). The kernel is compiled for a few counts, and a k runs with the smallest that holds it: the
+// step's cost is its instructions per element, so k = 32 (3) must not pay for 9.
+constexpr int eliminationElements(int k) { return (k * (k + 1) / 2 + kEliminationThreads - 1) / kEliminationThreads; }
+
+std::size_t eliminationSharedBytes(int k)
+{
+    const std::size_t kk = static_cast<std::size_t>(k);
+    return (2 * kk * (kk + 1) + 5 * kk + 2 * (kEliminationThreads / 32)) * sizeof(double);
+}
+
+// The same over all lanes: a butterfly, so every lane adds the same pairs in the same order.
+__device__ double warpSum(double v)
+{
+    for (int mask = 16; mask > 0; mask >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, mask);
+    return v;
+}
+
+// The block's recurrence as an LDL^T elimination (Kernels/rls/NOTES.md, run 14, derives it). With
+// Lambda_j the product of the forgetting factors of the steps that adapted up to j, the block's steps
+// solve M = diag(Lambda) + G = L Delta L^T: the a priori errors are e = L^-1 (d - y0), computed as the
+// elimination goes (e_j is r_j once the pivots before j are applied), and after the block
+//     w = w0 + V b, b = sum_p e_p / Delta_p (L^-1)_p,   P = (P0 - sum_p (1 / Delta_p) (V (L^-1)_p^T)(...)^T) / Lambda
+// which is what finishBlock applies with C's rows = rows of L^-1 and s_p = 1 / Delta_p. A step that does
+// not adapt (paused, or after a restart) is eliminated against but never pivots. The per-sample
+// recursion's alpha_j = lambda_j + u_j^T P_{j-1} u_j is lambda_j + S_j / Lambda_{j-1} with S_j the pivot
+// before the diagonal is added, so its definiteness check carries over unchanged.
+//
+// A step costs one barrier and one shared-memory latency: each thread updates its own elements (l =
+// M_ap / Delta_p computed where it is used), against recurrenceKernel's seven barriers and two block
+// sums. Every launch replays the block
+// from its first step (a call that splits a block re-does the earlier steps, with the forgetting
+// factors they used kept in stepLambda): every quantity has one order of operations whatever the
+// split, so the outputs are bit-identical across splits of the same k.
+template <int kEliminationElements>
+__global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers b, int begin, int end, int checkStep,
+                                                                         double lambda, double traceBound, float* out)
+{
+    extern __shared__ double sharedD[];
+    const int k = g.block, t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
+    constexpr int warps = kEliminationThreads / 32;
+    const std::size_t kk = static_cast<std::size_t>(k);
+    // M and Y have rows of k + 1: a step reads a column of M, which with rows of k doubles (k a multiple
+    // of 16) would fall in one bank.
+    const int ks = k + 1;
+    double* M = sharedD;                  // row a, column c <= a: G, then the partly eliminated M
+    double* Y = M + kk * (kk + 1);        // row a: L^-1's row a as the elimination builds it
+    double* r = Y + kk * (kk + 1);        // d - y0, then eliminated: r_j = e_j at step j
+    double* sv = r + kk;        // 1 / Delta_p of the pivots, else 0
+    double* ev = sv + kk;       // e_p
+    double* lam = ev + kk;      // the forgetting factor of each replayed step
+    double* held = lam + kk;    // 1: the step does not adapt (paused)
+    double* partial = held + kk; // two per warp (the trace check)
+    State* st = b.state;
+    for (int i = t; i < end * k; i += kEliminationThreads) {
+        const int a = i / k, c = i - a * k;
+        M[a * ks + c] = c <= a ? b.G[i] : 0.0;
+        Y[a * ks + c] = a == c ? 1.0 : 0.0;
     }
+    for (int i = t; i < k; i += kEliminationThreads) {
+        r[i] = i < end ? b.d[i] - b.y0[i] : 0.0;
+        sv[i] = 0.0;
+        ev[i] = 0.0;
+        lam[i] = i < begin ? b.stepLambda[i] : 0.0;
+        held[i] = i < end && b.paused[i] ? 1.0 : 0.0;
+    }
+    if (begin == 0 && t == 0) {
+        st->pending = 0;
+        st->reinitP = 0;
+    }
+    double lambdaNow = begin == 0 ? st->lambdaNow : b.stepLambda[begin - 1];
+    __syncthreads();
+    // This thread's elements of the lower triangle (rows < end), as (a << 8) | c (0 and not valid for
+    // none): element
+    // i = t + m x threads in row-major order.
+    int own[kEliminationElements];
+    bool valid[kEliminationElements];
+#pragma unroll
+    for (int m = 0; m < kEliminationElements; ++m) {
+        const int i = t + m * kEliminationThreads;
+        int a = static_cast<int>((sqrt(8.0 * i + 1.0) - 1.0) / 2.0);
+        while (a * (a + 1) / 2 > i)
+            --a;
+        while ((a + 1) * (a + 2) / 2 <= i)
+            ++a;
+        const int c = i - a * (a + 1) / 2;
+        valid[m] = a < end;
+        own[m] = valid[m] ? (a << 8) | c : 0;
+    }
+    double mu = 1.0; // 1 / Lambda of the steps so far
+    const double invLambda = 1.0 / lambda;
+    int restartDue = 0, deadWeights = 0, deadFrom = end;
+    unsigned long long paused = 0, reinits = 0;
+    for (int p = 0; p < end; ++p) {
+        const bool replay = p < begin;
+        if (replay) {
+            lambdaNow = lam[p];
+        } else {
+            if (p == checkStep) { // trace(P_{p-1}) = mu (trace(P0) - sum_{m<p} s_m Y_m H Y_m^T); warp w takes rows m = w, w + warps, ...
+                double q = 0.0;
+                for (int m = warp; m < p; m += warps) {
+                    if (!(sv[m] > 0.0))
+                        continue;
+                    const double* y = Y + m * ks;
+                    double quad = 0.0;
+                    for (int a = lane; a <= m; a += 32) {
+                        double row = 0.0;
+                        for (int c = 0; c <= m; ++c)
+                            row += lowerAt(b.H, k, a, c) * y[c];
+                        quad += y[a] * row;
+                    }
+                    q += sv[m] * warpSum(quad);
+                }
+                if (lane == 0)
+                    partial[warp] = q;
+                __syncthreads();
+                double total = 0.0;
+                for (int w = 0; w < warps; ++w)
+                    total += partial[w];
+                const double traceP0 = blockTrace(g, b, partial + warps);
+                lambdaNow = mu * (traceP0 - total) > traceBound ? 1.0 : lambda;
+                __syncthreads();
+            }
+            if (t == 0)
+                lam[p] = lambdaNow;
+        }
+        const double e = r[p];
+        if (!replay && t == 0 && !deadWeights)
+            out[p - begin] = static_cast<float>(e);
+        if (held[p] != 0.0 || restartDue) {
+            paused += replay ? 0 : 1;
+            continue;
+        }
+        const double alpha = lambdaNow + M[p * ks + p] * mu;
+        if (!(alpha >= 0.5 * lambdaNow) || !isfinite(alpha) || !isfinite(e)) {
+            restartDue = 1;
+            reinits += replay ? 0 : 1;
+            if (!isfinite(e)) { // w = 0 from here: this step and the rest output the microphone
+                deadWeights = 1;
+                deadFrom = p;
+                if (!replay && t == 0)
+                    st->zeroW = 1;
+            }
+            continue;
+        }
+        // 1 / Delta = mu / alpha: the step's one division (a division is a long dependent sequence in
+        // float64, and this chain is the kernel's critical path).
+        const double invDelta = mu / alpha;
+        if (t == 0) {
+            sv[p] = invDelta;
+            ev[p] = e;
+        }
+        // Rows a > p: l = M_ap / Delta; M_ac -= l M_cp (p < c <= a), Y_ac -= l Y_pc (c <= p), r_a -= l e.
+        // Each thread owns fixed elements (a, c) of the lower triangle and r_t. Their updates read only
+        // column p of M and row p of Y, which no update of this step writes, so all the loads are issued
+        // first and the stores after: one latency per step instead of one per element.
+        // Every load is unconditional (a dead element reads a valid address and drops it): a load under
+        // a branch is not hoisted, and the step then pays a latency per element.
+        double lp[kEliminationElements], src[kEliminationElements], old[kEliminationElements];
+        int dst[kEliminationElements];
+        bool live[kEliminationElements], inM[kEliminationElements];
+#pragma unroll
+        for (int m = 0; m < kEliminationElements; ++m) {
+            const int a = own[m] >> 8, c = own[m] & 255;
+            live[m] = valid[m] && a > p;
+            inM[m] = c > p;
+            dst[m] = a * ks + c;
+            lp[m] = M[a * ks + p];
+            src[m] = inM[m] ? M[c * ks + p] : Y[p * ks + c];
+            old[m] = inM[m] ? M[dst[m]] : Y[dst[m]];
+        }
+        const bool ownR = t > p && t < end;
+        const double lr = M[(ownR ? t : 0) * ks + p];
+#pragma unroll
+        for (int m = 0; m < kEliminationElements; ++m)
+            if (live[m])
+                (inM[m] ? M : Y)[dst[m]] = old[m] - (lp[m] * invDelta) * src[m];
+        if (ownR)
+            r[t] -= (lr * invDelta) * e;
+        mu *= lambdaNow == 1.0 ? 1.0 : invLambda; // lambdaNow is lambda or 1
+        __syncthreads();
+    }
+    __syncthreads();
+    // b = sum_p e_p s_p Y_p (zero once the weights died), C's rows = Y's rows, s.
+    for (int a = t; a < k; a += kEliminationThreads) {
+        double sum = 0.0;
+        if (!deadWeights)
+            for (int p = a; p < end; ++p)
+                sum += ev[p] * sv[p] * Y[p * ks + a];
+        b.b[a] = sum;
+        b.s[a] = sv[a];
+    }
+    for (int i = t; i < end * k; i += kEliminationThreads)
+        b.C[i] = Y[(i / k) * ks + i % k];
+    for (int p = max(begin, deadFrom) + t; p < end; p += kEliminationThreads)
+        out[p - begin] = static_cast<float>(b.d[p]);
+    for (int p = begin + t; p < end; p += kEliminationThreads)
+        b.stepLambda[p] = lam[p];
+    if (t == 0)
+        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits);
 }
 
 // Thread (i, y): for y < steps the deferred update's z_y(i) = sqrt(s_y) (V c_y)_i, stored at the index
@@ -428,9 +697,12 @@ void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_
 
 void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream)
 {
-    const int count = end - begin;
-    const std::size_t smem = (static_cast<std::size_t>(kRowsPerTile) * kTileColumns + static_cast<std::size_t>(kRowsPerTile) * count) * sizeof(float);
-    computeVKernel<<<blocksFor(static_cast<std::size_t>(g.taps), kRowsPerTile), kThreads, smem, stream>>>(g, b, begin, count);
+    // Two rows per warp read U's tile half as often, but below 2048 taps leave most multiprocessors
+    // with one block, whose loads nothing else overlaps.
+    if (g.taps >= 2048)
+        computeVKernel<2><<<blocksFor(static_cast<std::size_t>(g.taps), kVWarps * 2), kVWarps * 32, 0, stream>>>(g, b, begin, end - begin);
+    else
+        computeVKernel<1><<<blocksFor(static_cast<std::size_t>(g.taps), kVWarps), kVWarps * 32, 0, stream>>>(g, b, begin, end - begin);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -443,15 +715,30 @@ void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaSt
 void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
                 float* out, cudaStream_t stream)
 {
-    const std::size_t smem = recurrenceSharedBytes(g.block);
     static const bool attributeSet = [] {
         QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(recurrenceKernel),
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(recurrenceSharedBytes(kSharedRecurrenceBlock))));
+        for (const void* kernel : {reinterpret_cast<const void*>(eliminationKernel<1>), reinterpret_cast<const void*>(eliminationKernel<3>),
+                                   reinterpret_cast<const void*>(eliminationKernel<5>), reinterpret_cast<const void*>(eliminationKernel<9>)})
+            QUELL_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  static_cast<int>(eliminationSharedBytes(kEliminationBlock))));
         return true;
     }();
     (void)attributeSet;
-    recurrenceKernel<<<1, kThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+    static_assert(eliminationElements(kEliminationBlock) == 9, "the largest instance below holds k = kEliminationBlock");
+    const std::size_t smem = eliminationSharedBytes(g.block);
+    const int elements = eliminationElements(g.block);
+    if (elements <= 1)
+        eliminationKernel<1><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+    else if (elements <= 3)
+        eliminationKernel<3><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+    else if (elements <= 5)
+        eliminationKernel<5><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+    else if (g.block <= kEliminationBlock)
+        eliminationKernel<9><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+    else
+        recurrenceKernel<<<1, kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -12,7 +12,6 @@ namespace quell::gpu::blockrls {
 struct State {
     double mu;          // prod of 1 / lambda_j over the block's adapting steps so far
     double lambdaNow;   // the bounded trace's choice: lambda, or 1 while trace(P) is above the bound
-    double traceP0;     // trace of P at the block's start (after the deferred update)
     float pendingMu;    // the deferred update: P <- pendingMu (P - sum_l z_l z_l^T), l < pendingCount
     int pendingCount;
     int pending;
@@ -41,13 +40,15 @@ struct Buffers {
     float* Z;      // k rows: the deferred update
     double* G;     // k x k, row j: u_a^T P0 u_j for a <= j
     double* H;     // k x k, row j: (P0 u_a)^T (P0 u_j) for a <= j (the trace)
-    double* A;     // k x k
-    double* C;     // k x k, row l: c_l
+    double* A;     // k x k (recurrenceKernel's)
+    double* C;     // k x k, row l: c_l (recurrenceKernel), row l of L^-1 (eliminationKernel)
     double* b;     // k
     double* s;     // k
     double* y0;    // k: u_j^T w0
     double* d;     // k: the block's microphone samples
     unsigned char* paused; // k
+    double* stepLambda;    // k: the forgetting factor each step of the block used (the elimination replays them)
+    double* traceParts;    // (taps + 3) / 4: trace(P0) of each diagonal 4 x 4 tile, written by startBlock
     State* state;
 };
 
@@ -55,14 +56,15 @@ struct Buffers {
 // planar, each with length - 1 older samples in front), their far-end energy (pause) and u^T w0.
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
                   bool adapting, double silenceEnergy, cudaStream_t stream);
-// At a block's start: the deferred update of P (or P = I / delta), and trace(P0).
+// At a block's start: the deferred update of P (or P = I / delta), and trace(P0)'s partial sums.
 void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream);
 // V's columns [begin, end) = P0 u_j.
 void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
 // G and H rows [begin, end).
 void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
 // The recurrence over steps [begin, end): outputs to out[0 .. end - begin). checkStep: the step before
-// which the bounded trace is checked, or -1.
+// which the bounded trace is checked, or -1. Up to k = 64 an LDL^T elimination that replays the block
+// from its first step (BlockRlsKernels.cu says why); past it the per-step recurrence of dsp::BlockRls.
 void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
                 float* out, cudaStream_t stream);
 // The block's end after `steps` steps: w0 += V b; with `restart`, P = I / delta next (restartCovariance),

@@ -23,10 +23,10 @@ struct GpuBlockRls::Impl {
     Stream stream{Stream::Highest{}};
     Event start, stop;
     DeviceBuffer<float> P, w0, U, V, Z, window[2], mic, out, weights;
-    DeviceBuffer<double> G, H, A, C, b, s, y0, d;
+    DeviceBuffer<double> G, H, A, C, b, s, y0, d, stepLambda, traceParts;
     DeviceBuffer<unsigned char> paused;
     DeviceBuffer<blockrls::State> state;
-    PinnedBuffer<float> hostMic, hostRef, hostOut;
+    PinnedBuffer<float> hostMic, hostRef, hostOut, hostWeights;
     int side = 0;                 // the history window in use
     std::size_t lastCall = 0;     // samples of the last call: the window's newest length - 1 are after them
     int columns = 0;              // steps taken in the current block
@@ -41,19 +41,52 @@ struct GpuBlockRls::Impl {
 GpuBlockRls::GpuBlockRls() : impl_(std::make_unique<Impl>()) {}
 GpuBlockRls::~GpuBlockRls() = default;
 
+namespace {
+
+// Why the settings cannot run, device aside (empty: they can).
+std::string settingsWhyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
+{
+    try {
+        dsp::validate(settings);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    if (blockSize < 1 || blockSize > GpuBlockRls::kMaxBlock)
+        return "GPU block RLS: the block size must be 1 to " + std::to_string(GpuBlockRls::kMaxBlock) + " samples (got "
+               + std::to_string(blockSize) + ")";
+    if (settings.channels > 2)
+        return "GPU block RLS: 1 or 2 far-end channels (got " + std::to_string(settings.channels) + ")";
+    if (settings.totalTaps() > kGpuRlsMaxTaps)
+        return "GPU block RLS: at most " + std::to_string(kGpuRlsMaxTaps) + " taps (got " + std::to_string(settings.totalTaps()) + ")";
+    if (maxCall < 1 || maxCall > (1u << 22))
+        return "GPU block RLS: maxCall must be in [1, 4194304]";
+    return {};
+}
+
+} // namespace
+
+std::string GpuBlockRls::whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
+{
+    std::string why = settingsWhyNot(settings, blockSize, maxCall);
+    if (!why.empty())
+        return why;
+    try {
+        const std::size_t stride = (static_cast<std::size_t>(settings.totalTaps()) + 63) / 64 * 64;
+        std::size_t free = 0, total = 0;
+        QUELL_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        const std::size_t need = stride * stride * sizeof(float) + 4 * static_cast<std::size_t>(blockSize) * stride * sizeof(float);
+        if (need > free)
+            return "GPU block RLS: needs " + std::to_string(need >> 20) + " MiB of device memory, " + std::to_string(free >> 20) + " MiB free";
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
+
 void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
 {
-    dsp::validate(settings);
-    if (blockSize < 1 || blockSize > kMaxBlock)
-        throw std::invalid_argument("GPU block RLS: the block size must be 1 to " + std::to_string(kMaxBlock) + " samples (got "
-                                    + std::to_string(blockSize) + ")");
-    if (settings.channels > 2)
-        throw std::invalid_argument("GPU block RLS: 1 or 2 far-end channels (got " + std::to_string(settings.channels) + ")");
-    if (settings.totalTaps() > kGpuRlsMaxTaps)
-        throw std::invalid_argument("GPU block RLS: at most " + std::to_string(kGpuRlsMaxTaps) + " taps (got "
-                                    + std::to_string(settings.totalTaps()) + ")");
-    if (maxCall < 1 || maxCall > (1u << 22))
-        throw std::invalid_argument("GPU block RLS: maxCall must be in [1, 4194304]");
+    if (const std::string why = settingsWhyNot(settings, blockSize, maxCall); !why.empty())
+        throw std::invalid_argument(why);
     Impl& m = *impl_;
     m.settings = settings;
     m.maxCall = maxCall;
@@ -77,15 +110,18 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.out.allocate(maxCall);
     for (auto* buffer : {&m.G, &m.H, &m.A, &m.C})
         buffer->allocate(k * k);
-    for (auto* buffer : {&m.b, &m.s, &m.y0, &m.d})
+    for (auto* buffer : {&m.b, &m.s, &m.y0, &m.d, &m.stepLambda})
         buffer->allocate(k);
+    m.traceParts.allocate(S / 4);
     m.paused.allocate(k);
     m.state.allocate(1);
     m.hostMic.allocate(maxCall);
     m.hostRef.allocate(static_cast<std::size_t>(g.channels) * maxCall);
     m.hostOut.allocate(maxCall);
+    m.hostWeights.allocate(S);
     m.buffers = blockrls::Buffers{m.P.get(), m.w0.get(), m.U.get(), m.V.get(), m.Z.get(), m.G.get(), m.H.get(), m.A.get(),
-                                  m.C.get(), m.b.get(), m.s.get(), m.y0.get(), m.d.get(), m.paused.get(), m.state.get()};
+                                  m.C.get(), m.b.get(), m.s.get(), m.y0.get(), m.d.get(), m.paused.get(), m.stepLambda.get(),
+                                  m.traceParts.get(), m.state.get()};
     reset();
 }
 
@@ -95,7 +131,7 @@ void GpuBlockRls::reset()
     cudaStream_t s = m.stream.get();
     for (auto* buffer : {&m.P, &m.w0, &m.U, &m.V, &m.Z, &m.window[0], &m.window[1]})
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
-    for (auto* buffer : {&m.G, &m.H, &m.A, &m.C, &m.b, &m.s, &m.y0, &m.d})
+    for (auto* buffer : {&m.G, &m.H, &m.A, &m.C, &m.b, &m.s, &m.y0, &m.d, &m.stepLambda, &m.traceParts})
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
     blockrls::State initial{};
     initial.mu = 1.0;
@@ -206,12 +242,20 @@ void GpuBlockRls::process(const float* mic, const float* ref, float* out, std::s
 std::vector<float> GpuBlockRls::weights() const
 {
     Impl& m = *impl_;
-    const std::size_t n = static_cast<std::size_t>(m.geometry.taps);
-    std::vector<float> w(n);
-    blockrls::currentWeights(m.geometry, m.buffers, m.columns, m.weights.get(), m.stream.get());
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(w.data(), m.weights.get(), n * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
-    m.stream.synchronize();
+    std::vector<float> w(static_cast<std::size_t>(m.geometry.taps));
+    copyWeights(w.data(), w.size());
     return w;
+}
+
+void GpuBlockRls::copyWeights(float* out, std::size_t count) const
+{
+    Impl& m = *impl_;
+    if (count > static_cast<std::size_t>(m.geometry.taps))
+        throw std::out_of_range("GpuBlockRls::copyWeights: more weights asked than taps");
+    blockrls::currentWeights(m.geometry, m.buffers, m.columns, m.weights.get(), m.stream.get());
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), m.weights.get(), count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
+    m.stream.synchronize();
+    std::copy(m.hostWeights.get(), m.hostWeights.get() + count, out);
 }
 
 void GpuBlockRls::restartCovariance()

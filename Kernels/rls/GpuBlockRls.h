@@ -11,6 +11,7 @@
 // process() does not (calls longer than maxCall are split).
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dsp/RlsSettings.h"
@@ -32,8 +33,13 @@ public:
     void reset();
     // mic = d, ref = x (settings.channels interleaved), out = e; out may alias mic.
     void process(const float* mic, const float* ref, float* out, std::size_t samples);
+    // Why prepare(settings, blockSize, maxCall) would refuse on the current device, or empty. Never throws.
+    static std::string whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall);
     // The weights after the last sample (w0 + V b of the block so far).
     std::vector<float> weights() const;
+    // The first `count` of them into `out` (count <= taps), without allocating: the echo canceller's
+    // foreground copy runs on its processing thread.
+    void copyWeights(float* out, std::size_t count) const;
     // P = I / delta from the next block on, w kept; the current block ends here.
     void restartCovariance();
     void setAdaptation(bool on) { adapting_ = on; }

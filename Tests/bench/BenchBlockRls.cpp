@@ -71,8 +71,12 @@ QUELL_BENCH_COMMAND(blockrls, "GPU block-exact RLS: samples/s, FLOP/s and bandwi
     std::printf("device: %s\ncopy bandwidth %.0f GB/s, FP32 peak %.1f TFLOP/s\n", dev.description.c_str(), copyGBps, peak);
     std::fflush(stdout);
 
-    const std::vector<int> tapList = args.quick ? std::vector<int>{256, 1024} : std::vector<int>{256, 512, 1024, 2048, 4096, 8192};
-    const std::vector<int> blockList = args.quick ? std::vector<int>{32, 64} : std::vector<int>{16, 32, 64, 128, 256};
+    std::vector<int> tapList = args.quick ? std::vector<int>{256, 1024} : std::vector<int>{256, 512, 1024, 2048, 4096, 8192};
+    std::vector<int> blockList = args.quick ? std::vector<int>{32, 64} : std::vector<int>{16, 32, 64, 128, 256};
+    if (!args.taps.empty())
+        tapList = args.taps;
+    if (!args.steps.empty())
+        blockList = args.steps;
     for (const int taps : tapList) {
         quell::dsp::RlsSettings s;
         s.tapsPerChannel = taps;

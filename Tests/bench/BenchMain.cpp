@@ -2,6 +2,7 @@
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
 //   quell-bench rls|iir|fir|engine|blockrls|kalman [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 //   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
+//   quell-bench blockrls [--taps 1024,4096] [--k 32,64]
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -54,11 +55,16 @@ int main(int argc, char* argv[])
     cli.text("--json", "PATH", args.jsonPath, "where the JSON goes (default bench-<command>.json)");
     cli.flag("--quick", args.quick, "short rows (a smoke test, not a measurement)");
     cli.number("--seconds", "S", args.seconds, 0.5, 86400.0, "engine: each block-size row's length (default 60, 5 with --quick)");
-    cli.option("--blocks", "N[,N...]", "engine: the rows' block sizes at 48 kHz (default 128,256)", [&args](const std::string& v) {
-        std::stringstream list(v);
-        for (std::string item; std::getline(list, item, ',');)
-            args.blocks.push_back(quell::io::parseInt("--blocks", item, 16, 8192));
-    });
+    const auto intList = [](const char* option, std::vector<int>& to, int lo, int hi) {
+        return [option, &to, lo, hi](const std::string& v) {
+            std::stringstream list(v);
+            for (std::string item; std::getline(list, item, ',');)
+                to.push_back(quell::io::parseInt(option, item, lo, hi));
+        };
+    };
+    cli.option("--blocks", "N[,N...]", "engine: the rows' block sizes at 48 kHz (default 128,256)", intList("--blocks", args.blocks, 16, 8192));
+    cli.option("--taps", "N[,N...]", "blockrls: the rows' filter lengths (default 256 to 8192)", intList("--taps", args.taps, 8, 8192));
+    cli.option("--k", "K[,K...]", "blockrls: the rows' samples per block (default 16 to 256)", intList("--k", args.steps, 1, 256));
     cli.option("--safety-blocks", "N|auto", "engine: the rows' safety blocks (default auto)", [&args](const std::string& v) {
         args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
     });

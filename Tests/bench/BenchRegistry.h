@@ -16,6 +16,9 @@ struct BenchArgs {
     std::vector<int> blocks;         // --blocks 64,128,256: the block-size rows (empty: 128 and 256)
     int safetyBlocks = -1;           // --safety-blocks N|auto: for the block-size rows (-1: automatic)
     std::string only;                // --only SECTION[,SECTION]: blocks, wait, stages, stress (empty: all)
+    // blockrls:
+    std::vector<int> taps;           // --taps N[,N...]: the rows' filter lengths (empty: the command's list)
+    std::vector<int> steps;          // --k K[,K...]: the rows' samples per block (empty: the command's list)
 };
 
 using BenchFn = std::function<int(const BenchArgs&)>;

@@ -9,6 +9,7 @@
 #include <future>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dsp/BlockRls.h"
@@ -115,7 +116,7 @@ TEST_CASE("GPU block RLS matches the float64 per-sample RLS over N and k", "[gpu
         std::vector<int> blocks;
     };
     const std::vector<Case> cases{{64, 160000, {1, 7, 32, 64, 128}},
-                                  {256, 160000, {32, 64}},
+                                  {256, 160000, {32, 48, 64}},
                                   {256, 16000, {1, 7, 128}},
                                   {1024, 16000, {32, 64}},
                                   {4096, 2500, {64}}};
@@ -256,4 +257,43 @@ TEST_CASE("GPU block RLS restartCovariance keeps the weights and re-converges", 
     CHECK(quell::test::relativeL2<float, float>(after, before) < 1e-6);
     gpu.process(c.d.data() + 5003, c.x.data() + 5003, e.data() + 5003, c.d.size() - 5003);
     CHECK(quell::test::misalignmentDb<float>(gpu.weights(), c.h) < -40.0);
+}
+
+TEST_CASE("GpuBlockRls::whyNot is empty exactly where prepare runs, and copyWeights is weights()", "[gpu][rls][block-rls]")
+{
+    struct Case {
+        int taps, channels, k;
+        const char* reason; // empty: runs
+    };
+    // Unlike the per-sample kernel, any length per far-end channel runs (2 x 1021 included).
+    const Case cases[] = {{1024, 1, 32, ""},          {8192, 1, 64, ""},           {2 * 4096, 2, 32, ""},
+                          {2 * 1021, 2, 32, ""},      {8196, 1, 32, "8192"},       {2 * 4100, 2, 32, "8192"},
+                          {1024, 1, 0, "block size"}, {1024, 1, 257, "block size"}, {3 * 256, 3, 32, "far-end channels"}};
+    for (const Case& c : cases) {
+        INFO(c.taps << " taps, " << c.channels << " far-end channels, k " << c.k);
+        RlsSettings s;
+        s.tapsPerChannel = c.taps / c.channels;
+        s.channels = c.channels;
+        const std::string why = GpuBlockRls::whyNot(s, c.k, 160);
+        GpuBlockRls rls;
+        if (*c.reason == '\0') {
+            CHECK(why.empty());
+            CHECK_NOTHROW(rls.prepare(s, c.k, 160));
+        } else {
+            CHECK_THAT(why, Catch::Contains(c.reason));
+            CHECK_THROWS_AS(rls.prepare(s, c.k, 160), std::invalid_argument);
+        }
+    }
+    // Mid-block (100 samples at k = 32), the copy without allocation equals weights(), and is not zero.
+    const Echo c = makeEcho(100, 256, 5u, true);
+    const auto s = settingsFor(256);
+    GpuBlockRls rls;
+    rls.prepare(s, 32, 160);
+    std::vector<float> e(100);
+    rls.process(c.d.data(), c.x.data(), e.data(), 100);
+    const std::vector<float> w = rls.weights();
+    std::vector<float> copied(w.size(), -1.0f);
+    rls.copyWeights(copied.data(), copied.size());
+    CHECK(copied == w);
+    CHECK(std::any_of(w.begin(), w.end(), [](float v) { return v != 0.0f; }));
 }
