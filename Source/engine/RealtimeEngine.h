@@ -76,7 +76,7 @@ struct EngineStats {
     int latencySamples = 0;
     double latencyMs = 0.0;
     int safetyBlocks = 0;
-    std::string mode;                  // which canceller runs, e.g. "GPU float32 RLS, 1024 taps, on ..."
+    std::string mode;                  // which canceller runs, e.g. "GPU float32 block RLS (32 samples a pass), 4096 taps, on ..."
     bool onGpu = false;
     double erleDb = 0.0;               // over the last ~0.5 s of far-end activity
     double micLevelDb = -120.0, refLevelDb = -120.0, outLevelDb = -120.0; // RMS, last 100 ms
