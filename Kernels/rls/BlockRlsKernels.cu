@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The stages of one block of the block-exact RLS (BlockRlsKernels.cuh). A first version: each stage is
-// a plain kernel, correct against the CPU twin; Kernels/rls/NOTES.md says what each costs.
+// The stages of one block of the block-exact RLS (BlockRlsKernels.cuh), each a plain kernel, correct
+// against the CPU twin; Kernels/rls/NOTES.md (runs 13 and 14) says what each costs and what was tried.
 #include "rls/BlockRlsKernels.cuh"
 
 #include "common/CudaCheck.cuh"

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The kernels of the block-exact GPU RLS (GpuBlockRls.h), one per stage of a block, each launched by
-// the host in order on one stream. dsp::BlockRls is the CPU twin, step for step.
+// the host in order on one stream. dsp::BlockRls is the CPU twin: the same stages and decisions (pause,
+// bounded trace, restart) at the same samples; up to k = 64 the block's recurrence is computed as an
+// LDL^T elimination instead of the twin's per-step update of A (the same values in exact arithmetic),
+// so the two agree to rounding, not bit for bit.
 #include <cuda_runtime.h>
 
 #include <cstddef>
