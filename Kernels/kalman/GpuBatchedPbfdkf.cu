@@ -86,6 +86,7 @@ void GpuBatchedPbfdkf::prepare(const dsp::PbfdkfSettings& settings, int streams,
     m.schedule.lastNoise = 1.0 - settings.finalTransition * settings.finalTransition;
     m.schedule.growthBlocks = settings.transitionGrowthBlocks;
     m.schedule.uncertaintyScale = settings.uncertaintyScale;
+    m.schedule.residualWeight = static_cast<float>(settings.residualWeight);
 
     // Phi(0)'s shape over the partitions, normalised by its sum (dsp::Pbfdkf::prepare's profile).
     std::vector<double> profile = dsp::uncertaintyProfile(settings, block, g.partitions);

@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(256) pbfdkfBlockKernel(BatchGeometry g, BatchS
         sh.error[f] = e;
         float den = cnorm(e) + 1e-30f;
         for (int p = 0; p < P; ++p)
-            den += 0.5f * uncertainty[static_cast<std::size_t>(p) * partitionStride + f] * cnorm(slot(p)[f]);
+            den += schedule.residualWeight * uncertainty[static_cast<std::size_t>(p) * partitionStride + f] * cnorm(slot(p)[f]);
         sh.denominator[f] = den;
     }
 

@@ -54,6 +54,7 @@ struct BatchSchedule {
     double lastNoise = 0.0;             // 1 - A_final^2, the floor
     double growthBlocks = 0.0;          // 0: a fixed A
     double uncertaintyScale = 3.0;
+    float residualWeight = 1.5f;        // dsp::PbfdkfSettings::residualWeight
 };
 
 struct BlockIo {

@@ -48,6 +48,8 @@ void validate(const PbfdkfSettings& s)
         throw std::invalid_argument("Kalman filter uncertainty scale must be positive");
     if (!(s.uncertaintyDecayDbPerTap >= 0.0 && s.uncertaintyDecayDbPerTap <= 1.0))
         throw std::invalid_argument("Kalman filter uncertainty decay must be between 0 and 1 dB per tap");
+    if (!(s.residualWeight >= 0.0 && s.residualWeight <= 100.0))
+        throw std::invalid_argument("Kalman filter residual weight must be between 0 and 100");
 }
 
 void Pbfdkf::prepare(const PbfdkfSettings& settings)
@@ -225,7 +227,9 @@ void Pbfdkf::updateBlock()
     constexpr float kHalf = 0.5f;
     // The observation noise is taken as the whole a-priori error: what the filter cannot yet explain
     // slows it down (a-posteriori estimates of the noise alone overshot on speech, whose partitions are
-    // far from the independence the diagonal form assumes), and near-end speech stops it at once.
+    // far from the independence the diagonal form assumes), and near-end speech stops it at once. The
+    // predicted residual is weighted by residualWeight (PbfdkfSettings says why it is not R/M).
+    const float residualWeight = static_cast<float>(settings_.residualWeight);
     for (std::size_t f = 0; f < M; ++f)
         denominator_[f] = std::norm(errorSpectrum_[f]) + 1e-30f;
     for (std::size_t c = 0; c < channels_; ++c)
@@ -233,7 +237,7 @@ void Pbfdkf::updateBlock()
             const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * M];
             const float* phi = &uncertainty_[(c * P + p) * M];
             for (std::size_t f = 0; f < M; ++f)
-                denominator_[f] += kHalf * phi[f] * std::norm(X[f]);
+                denominator_[f] += residualWeight * phi[f] * std::norm(X[f]);
         }
 
     const float a2 = static_cast<float>(1.0 - processNoiseFactor());

@@ -35,7 +35,7 @@ std::vector<cd> naiveDft(const std::vector<cd>& x, bool inverse)
 // channel, the first active block setting Phi(0).
 struct NaiveKalman {
     std::size_t B, P, taps;
-    double first, last, growth, scale, decayDbPerTap, cap = 0.0;
+    double first, last, growth, scale, decayDbPerTap, residualWeight, cap = 0.0;
     long adapted = 0;   // blocks since Phi(0): the process noise shrinks with them
     std::vector<double> w, history, win, err, micBlock;   // history: newest first
     std::vector<std::vector<cd>> X;                      // X[p], p = 0 newest
@@ -46,7 +46,7 @@ struct NaiveKalman {
     NaiveKalman(std::size_t block, std::size_t taps_, const dsp::PbfdkfSettings& s)
         : B(block), P((taps_ + block - 1) / block), taps(taps_), first(1.0 - s.transition * s.transition),
           last(1.0 - s.finalTransition * s.finalTransition), growth(s.transitionGrowthBlocks), scale(s.uncertaintyScale),
-          decayDbPerTap(s.uncertaintyDecayDbPerTap),
+          decayDbPerTap(s.uncertaintyDecayDbPerTap), residualWeight(s.residualWeight),
           w(P * block, 0.0), history(P * block, 0.0), win(2 * block, 0.0), err(block, 0.0), micBlock(block, 0.0),
           X(P, std::vector<cd>(2 * block)), phi(P, std::vector<double>(2 * block, 0.0))
     {
@@ -101,7 +101,7 @@ struct NaiveKalman {
         std::vector<double> D(M);
         for (std::size_t f = 0; f < M; ++f) {
             D[f] = std::norm(E[f]) + 1e-30;
-            for (std::size_t p = 0; p < P; ++p) D[f] += 0.5 * phi[p][f] * std::norm(X[p][f]);
+            for (std::size_t p = 0; p < P; ++p) D[f] += residualWeight * phi[p][f] * std::norm(X[p][f]);
         }
         for (std::size_t p = 0; p < P; ++p) {
             std::vector<cd> G(M);
@@ -402,6 +402,9 @@ TEST_CASE("Kalman filter settings are checked with messages that name the value"
     s = {};
     s.transitionGrowthBlocks = -1.0;
     CHECK_THROWS_WITH(kalman.prepare(s), Catch::Contains("transition growth"));
+    s = {};
+    s.residualWeight = -0.5;
+    CHECK_THROWS_WITH(kalman.prepare(s), Catch::Contains("residual weight"));
     CHECK(dsp::automaticBlockSize(4096) == 128);
     CHECK(dsp::automaticBlockSize(1024) == 64);
     CHECK(dsp::automaticBlockSize(8192) == 256);
