@@ -248,31 +248,26 @@ __device__ double lowerAt(const double* m, int k, int a, int c)
     return a >= c ? m[at(a, k, c)] : m[at(c, k, a)];
 }
 
-// The recurrence keeps A, b, s, the block's G rows (and H at a trace check) and its per-step inputs in
-// shared memory up to this k (3 k^2 doubles: 96 KiB at k = 64); above it A, G and H stay in global
-// memory (slower, same results).
-constexpr int kSharedRecurrenceBlock = 64;
-
+// The per-step recurrence's per-step inputs and vectors in shared memory (A, G and H stay in global
+// memory: it runs only past eliminationKernel's k).
 std::size_t recurrenceSharedBytes(int k)
 {
-    const std::size_t kk = static_cast<std::size_t>(k);
-    const std::size_t squares = k <= kSharedRecurrenceBlock ? 3 * kk * kk : 0;
-    return (squares + 6 * kk + kThreads / 32) * sizeof(double);
+    return (6 * static_cast<std::size_t>(k) + kThreads / 32) * sizeof(double);
 }
 
-// One block of kThreads; the k-step recurrence of dsp::BlockRls::step, in float64. A is symmetric, so
-// (A g)_a is read down column a (consecutive threads, consecutive addresses).
+// One block of kThreads; the k-step recurrence of dsp::BlockRls::step, in float64, for k above
+// eliminationKernel's. A is symmetric, so (A g)_a is read down column a (consecutive threads,
+// consecutive addresses).
 __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int checkStep, double lambda, double traceBound,
                                  float* out)
 {
     extern __shared__ double sharedD[];
     const int k = g.block;
-    const bool local = k <= kSharedRecurrenceBlock;
     const std::size_t kk = static_cast<std::size_t>(k);
-    double* A = local ? sharedD : b.A;
-    double* G = local ? sharedD + kk * kk : b.G;
-    double* H = local ? sharedD + 2 * kk * kk : b.H;
-    double* tail = sharedD + (local ? 3 * kk * kk : 0);
+    double* A = b.A;
+    const double* G = b.G;
+    const double* H = b.H;
+    double* tail = sharedD;
     double* gs = tail;
     double* cs = tail + kk;
     double* bv = tail + 2 * kk;
@@ -283,17 +278,11 @@ __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int 
     const int t = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
     State* st = b.state;
     const bool fresh = begin == 0; // a new block: the deferred update was applied by startBlock
-    for (int i = t; i < k * k; i += threads) {
-        if (local)
-            A[i] = fresh ? 0.0 : b.A[i];
-        else if (fresh)
+    if (fresh)
+        for (int i = t; i < k * k; i += threads) {
             A[i] = 0.0;
-        if (fresh)
             b.C[i] = 0.0;
-    }
-    if (local)
-        for (int i = t; i < end * k; i += threads)
-            G[i] = b.G[i];
+        }
     for (int i = t; i < k; i += threads) {
         bv[i] = fresh ? 0.0 : b.b[i];
         sv[i] = fresh ? 0.0 : b.s[i];
@@ -311,11 +300,6 @@ __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int 
     unsigned long long paused = 0, reinits = 0;
     for (int j = begin; j < end; ++j) {
         if (j == checkStep) { // trace(P_{j-1}) = mu (trace(P0) - sum_{l<j} s_l c_l^T H c_l)
-            if (local) {
-                for (int i = t; i < j * k; i += threads)
-                    H[i] = b.H[i];
-                __syncthreads();
-            }
             double q = 0.0;
             for (int l = t; l < j; l += threads) {
                 const double sl = sv[l];
@@ -401,9 +385,6 @@ __global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int 
         b.b[i] = bv[i];
         b.s[i] = sv[i];
     }
-    if (local)
-        for (int i = t; i < k * k; i += threads)
-            b.A[i] = A[i];
     if (t == 0)
         storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits);
 }
@@ -420,15 +401,7 @@ constexpr int eliminationElements(int k) { return (k * (k + 1) / 2 + kEliminatio
 std::size_t eliminationSharedBytes(int k)
 {
     const std::size_t kk = static_cast<std::size_t>(k);
-    return (2 * kk * (kk + 1) + 5 * kk + 2 * (kEliminationThreads / 32)) * sizeof(double);
-}
-
-// The same over all lanes: a butterfly, so every lane adds the same pairs in the same order.
-__device__ double warpSum(double v)
-{
-    for (int mask = 16; mask > 0; mask >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, mask);
-    return v;
+    return (2 * kk * (kk + 1) + 5 * kk + kEliminationThreads / 32) * sizeof(double);
 }
 
 // The block's recurrence as an LDL^T elimination (Kernels/rls/NOTES.md, run 14, derives it). With
@@ -443,10 +416,9 @@ __device__ double warpSum(double v)
 //
 // A step costs one barrier and one shared-memory latency: each thread updates its own elements (l =
 // M_ap / Delta_p computed where it is used), against recurrenceKernel's seven barriers and two block
-// sums. Every launch replays the block
-// from its first step (a call that splits a block re-does the earlier steps, with the forgetting
-// factors they used kept in stepLambda): every quantity has one order of operations whatever the
-// split, so the outputs are bit-identical across splits of the same k.
+// sums. Every launch replays the block from its first step (a call that splits a block re-does the
+// earlier steps, with the forgetting factors they used kept in stepLambda): every quantity has one
+// order of operations whatever the split, so the outputs are bit-identical across splits of the same k.
 template <int kEliminationElements>
 __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers b, int begin, int end, int checkStep,
                                                                          double lambda, double traceBound, float* out)
@@ -465,7 +437,7 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
     double* ev = sv + kk;       // e_p
     double* lam = ev + kk;      // the forgetting factor of each replayed step
     double* held = lam + kk;    // 1: the step does not adapt (paused)
-    double* partial = held + kk; // two per warp (the trace check)
+    double* scratch = held + kk; // one per warp (blockSum's, at a trace check)
     State* st = b.state;
     for (int i = t; i < end * k; i += kEliminationThreads) {
         const int a = i / k, c = i - a * k;
@@ -486,8 +458,7 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
     double lambdaNow = begin == 0 ? st->lambdaNow : b.stepLambda[begin - 1];
     __syncthreads();
     // This thread's elements of the lower triangle (rows < end), as (a << 8) | c (0 and not valid for
-    // none): element
-    // i = t + m x threads in row-major order.
+    // none): element i = t + m x threads in row-major order.
     int own[kEliminationElements];
     bool valid[kEliminationElements];
 #pragma unroll
@@ -511,30 +482,22 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
         if (replay) {
             lambdaNow = lam[p];
         } else {
-            if (p == checkStep) { // trace(P_{p-1}) = mu (trace(P0) - sum_{m<p} s_m Y_m H Y_m^T); warp w takes rows m = w, w + warps, ...
+            if (p == checkStep) { // trace(P_{p-1}) = mu (trace(P0) - sum_{m<p} s_m Y_m H Y_m^T); warp w takes rows m = w, w + warps, ..., lane l their terms a = l, l + 32, ...
                 double q = 0.0;
                 for (int m = warp; m < p; m += warps) {
                     if (!(sv[m] > 0.0))
                         continue;
                     const double* y = Y + m * ks;
-                    double quad = 0.0;
                     for (int a = lane; a <= m; a += 32) {
                         double row = 0.0;
                         for (int c = 0; c <= m; ++c)
                             row += lowerAt(b.H, k, a, c) * y[c];
-                        quad += y[a] * row;
+                        q += sv[m] * (y[a] * row);
                     }
-                    q += sv[m] * warpSum(quad);
                 }
-                if (lane == 0)
-                    partial[warp] = q;
-                __syncthreads();
-                double total = 0.0;
-                for (int w = 0; w < warps; ++w)
-                    total += partial[w];
-                const double traceP0 = blockTrace(g, b, partial + warps);
+                const double total = blockSum(q, scratch);
+                const double traceP0 = blockTrace(g, b, scratch);
                 lambdaNow = mu * (traceP0 - total) > traceBound ? 1.0 : lambda;
-                __syncthreads();
             }
             if (t == 0)
                 lam[p] = lambdaNow;
@@ -716,9 +679,6 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
                 float* out, cudaStream_t stream)
 {
     static const bool attributeSet = [] {
-        QUELL_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(recurrenceKernel),
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(recurrenceSharedBytes(kSharedRecurrenceBlock))));
         for (const void* kernel : {reinterpret_cast<const void*>(eliminationKernel<1>), reinterpret_cast<const void*>(eliminationKernel<3>),
                                    reinterpret_cast<const void*>(eliminationKernel<5>), reinterpret_cast<const void*>(eliminationKernel<9>)})
             QUELL_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
