@@ -21,7 +21,9 @@ namespace {
 // The canceller's GPU RLS is the block-exact kernel (Kernels/rls/GpuBlockRls.h): the per-sample
 // kernel's outputs up to rounding, 2 to 3 times its speed at every length from 256 taps on the H100
 // (Kernels/rls/NOTES.md, run 14). 32 samples a block: 2 ms at 16 kHz, a fifth of the canceller's 10 ms
-// segment, so its calls end on block boundaries; 64 measured no faster below 4096 taps.
+// segment, so its calls end on block boundaries. 64 ran 3 to 12 % faster in the benchmark's long calls,
+// but every call that splits a block replays it from its first step, and the engine's calls (about 43
+// samples at 128 frames, 48 kHz) split most blocks; 32 against 64 in the engine was not measured.
 constexpr int kGpuRlsBlockSamples = 32;
 
 class GpuRlsFilter final : public LinearEchoFilter {
