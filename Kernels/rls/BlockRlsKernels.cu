@@ -9,6 +9,8 @@ namespace quell::gpu::blockrls {
 namespace {
 
 constexpr int kThreads = 256;
+// The longest row of G a block holds (k's limit, GpuBlockRls::kMaxBlock).
+constexpr int kThreadsMaxRow = 256;
 
 // The sum over the thread block, the same value in every thread (fixed order). `scratch`: one double
 // per warp. Every thread of the block must call it.
@@ -41,9 +43,12 @@ __device__ double blockTrace(const Geometry& g, const Buffers& b, double* scratc
     return blockSum(part, scratch);
 }
 
-__global__ void buildColumnsKernel(Geometry g, Buffers b, const float* history, const float* mic, int t0, int begin,
+__global__ void buildColumnsKernel(Geometry g, Buffers all, const float* history, const float* mic, int t0, int begin,
                                    bool adapting, double silenceEnergy)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    history += blockIdx.z * static_cast<std::size_t>(g.channels) * g.historyPitch;
+    mic += blockIdx.z * g.callPitch;
     __shared__ double scratch[kThreads / 32];
     const int j = begin + static_cast<int>(blockIdx.x), t = t0 + static_cast<int>(blockIdx.x);
     float* u = b.U + at(j, g.stride, 0);
@@ -66,8 +71,9 @@ __global__ void buildColumnsKernel(Geometry g, Buffers b, const float* history, 
 
 // One thread per 4 x 4 elements of P (4 rows, 4 consecutive columns): each z_l load serves 16 fused
 // multiply-adds. P has stride rows (the padding rows and columns stay zero: Z is zero there).
-__global__ void startBlockKernel(Geometry g, Buffers b, float invDelta)
+__global__ void startBlockKernel(Geometry g, Buffers all, float invDelta)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     const int groups = g.stride / 4;
     const std::size_t index = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const int row0 = static_cast<int>(index / static_cast<std::size_t>(groups)) * 4;
@@ -140,8 +146,9 @@ constexpr int kVChunk = 256;
 constexpr int kVQuads = kVChunk / 128; // float4 per lane and row in a chunk
 
 template <int kVRowsPerWarp>
-__global__ void __launch_bounds__(kVWarps * 32) computeVKernel(Geometry g, Buffers b, int begin, int count)
+__global__ void __launch_bounds__(kVWarps * 32) computeVKernel(Geometry g, Buffers all, int begin, int count)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     __shared__ float4 tileU[kVSteps][kVChunk / 4];
     constexpr int threads = kVWarps * 32, tileLoads = kVSteps * (kVChunk / 4) / threads;
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
@@ -210,8 +217,9 @@ __global__ void __launch_bounds__(kVWarps * 32) computeVKernel(Geometry g, Buffe
 }
 
 // Block (x, y): G(j, a) and H(j, a) for j = begin + x, a = y <= j.
-__global__ void computeGramKernel(Geometry g, Buffers b, int begin)
+__global__ void computeGramKernel(Geometry g, Buffers all, int begin)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     __shared__ double scratch[kThreads / 32];
     const int j = begin + static_cast<int>(blockIdx.x), a = static_cast<int>(blockIdx.y);
     if (a > j)
@@ -229,6 +237,65 @@ __global__ void computeGramKernel(Geometry g, Buffers b, int begin)
     if (threadIdx.x == 0) {
         b.G[at(j, g.block, a)] = gs;
         b.H[at(j, g.block, a)] = hs;
+    }
+}
+
+// Block (x, z): row j = begin + x of G and H for stream z, every a <= j in one block. The same sums as
+// computeGramKernel to the bit (each a's terms in the order thread t, t + threads, ...; each warp's
+// partials by blockSum's tree, the warps' in blockSum's order), for batches, where computeGramKernel's
+// (j, a) grid is hundreds of thousands of blocks with two loads a thread each (N = 512, 256 streams:
+// 308 us a block of steps, measured).
+constexpr int kGramChunk = 8; // the a's whose partial sums a thread holds at once
+__global__ void computeGramRowsKernel(Geometry g, Buffers all, int begin)
+{
+    __shared__ double parts[2][kGramChunk][kThreads / 32];
+    __shared__ double rowG[kThreadsMaxRow], rowH[kThreadsMaxRow];
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    const int j = begin + static_cast<int>(blockIdx.x), t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
+    const float* vj = b.V + at(j, g.stride, 0);
+    for (int a0 = 0; a0 <= j; a0 += kGramChunk) {
+        double gs[kGramChunk], hs[kGramChunk];
+#pragma unroll
+        for (int m = 0; m < kGramChunk; ++m) {
+            gs[m] = 0.0;
+            hs[m] = 0.0;
+        }
+        for (int i = t; i < g.taps; i += blockDim.x) {
+            const double v = vj[i];
+#pragma unroll
+            for (int m = 0; m < kGramChunk; ++m) {
+                const int a = min(a0 + m, j);
+                gs[m] += static_cast<double>(b.U[at(a, g.stride, i)]) * v;
+                hs[m] += static_cast<double>(b.V[at(a, g.stride, i)]) * v;
+            }
+        }
+#pragma unroll
+        for (int m = 0; m < kGramChunk; ++m) {
+            for (int offset = 16; offset > 0; offset >>= 1) {
+                gs[m] += __shfl_down_sync(0xffffffffu, gs[m], offset);
+                hs[m] += __shfl_down_sync(0xffffffffu, hs[m], offset);
+            }
+        }
+        __syncthreads(); // the previous chunk's parts are read
+        if (lane == 0)
+#pragma unroll
+            for (int m = 0; m < kGramChunk; ++m) {
+                parts[0][m][warp] = gs[m];
+                parts[1][m][warp] = hs[m];
+            }
+        __syncthreads();
+        if (t < 2 * kGramChunk && a0 + t % kGramChunk <= j) {
+            const int m = t % kGramChunk, which = t / kGramChunk;
+            double total = 0.0;
+            for (unsigned w = 0; w < blockDim.x / 32; ++w)
+                total += parts[which][m][w];
+            (which == 0 ? rowG : rowH)[a0 + m] = total;
+        }
+    }
+    __syncthreads();
+    for (int a = t; a <= j; a += blockDim.x) {
+        b.G[at(j, g.block, a)] = rowG[a];
+        b.H[at(j, g.block, a)] = rowH[a];
     }
 }
 
@@ -258,9 +325,11 @@ std::size_t recurrenceSharedBytes(int k)
 // One block of kThreads; the k-step recurrence of dsp::BlockRls::step, in float64, for k above
 // eliminationKernel's. A is symmetric, so (A g)_a is read down column a (consecutive threads,
 // consecutive addresses).
-__global__ void recurrenceKernel(Geometry g, Buffers b, int begin, int end, int checkStep, double lambda, double traceBound,
+__global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, int checkStep, double lambda, double traceBound,
                                  float* out)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    out += blockIdx.z * g.callPitch;
     extern __shared__ double sharedD[];
     const int k = g.block;
     const std::size_t kk = static_cast<std::size_t>(k);
@@ -420,9 +489,11 @@ std::size_t eliminationSharedBytes(int k)
 // earlier steps, with the forgetting factors they used kept in stepLambda): every quantity has one
 // order of operations whatever the split, so the outputs are bit-identical across splits of the same k.
 template <int kEliminationElements>
-__global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers b, int begin, int end, int checkStep,
+__global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers all, int begin, int end, int checkStep,
                                                                          double lambda, double traceBound, float* out)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    out += blockIdx.z * g.callPitch;
     extern __shared__ double sharedD[];
     const int k = g.block, t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
     constexpr int warps = kEliminationThreads / 32;
@@ -581,9 +652,12 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
 // Thread (i, y): for y < steps the deferred update's z_y(i) = sqrt(s_y) (V c_y)_i, stored at the index
 // of y among the steps that adapted; for y == steps (the last row of the grid) w0_i (+)= (V b)_i. With
 // weightsOut, only w0 + V b into weightsOut (the grid has that one row).
-__global__ void finishBlockKernel(Geometry g, Buffers b, int steps, bool restart, float* weightsOut)
+__global__ void finishBlockKernel(Geometry g, Buffers all, int steps, bool restart, float* weightsOut)
 {
     __shared__ int slot;
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (weightsOut != nullptr)
+        weightsOut += blockIdx.z * static_cast<std::size_t>(g.stride);
     const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int y = static_cast<int>(blockIdx.y);
     const State& st = *b.state;
@@ -600,7 +674,7 @@ __global__ void finishBlockKernel(Geometry g, Buffers b, int steps, bool restart
         return;
     }
     const double sl = b.s[y];
-    if (restart || st.restartDue || !(sl > 0.0))
+    if (restart || st.restartAsked || st.restartDue || !(sl > 0.0))
         return;
     if (threadIdx.x == 0) {
         int count = 0;
@@ -619,13 +693,14 @@ __global__ void finishBlockKernel(Geometry g, Buffers b, int steps, bool restart
 }
 
 // After finishBlockKernel has read them: the flags for the next block's start.
-__global__ void finishFlagsKernel(Buffers b, int steps, bool restart)
+__global__ void finishFlagsKernel(Geometry g, Buffers all, int steps, bool restart)
 {
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     State& st = *b.state;
     int count = 0;
     for (int l = 0; l < steps; ++l)
         count += b.s[l] > 0.0 ? 1 : 0;
-    if (restart || st.restartDue) {
+    if (restart || st.restartAsked || st.restartDue) {
         st.reinitP = 1;
         st.pending = 0;
         st.pendingCount = 0;
@@ -635,9 +710,12 @@ __global__ void finishFlagsKernel(Buffers b, int steps, bool restart)
         st.pending = (count > 0 || st.mu != 1.0) ? 1 : 0;
     }
     st.restartDue = 0;
+    st.restartAsked = 0;
     st.zeroW = 0;
     st.mu = 1.0;
 }
+
+unsigned streams(const Geometry& g) { return static_cast<unsigned>(g.streams); }
 
 unsigned blocksFor(std::size_t items, int threads) { return static_cast<unsigned>((items + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads)); }
 
@@ -646,7 +724,7 @@ unsigned blocksFor(std::size_t items, int threads) { return static_cast<unsigned
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
                   bool adapting, double silenceEnergy, cudaStream_t stream)
 {
-    buildColumnsKernel<<<static_cast<unsigned>(end - begin), kThreads, 0, stream>>>(g, b, history, mic, t0, begin, adapting,
+    buildColumnsKernel<<<dim3(static_cast<unsigned>(end - begin), 1, streams(g)), kThreads, 0, stream>>>(g, b, history, mic, t0, begin, adapting,
                                                                                     silenceEnergy);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
@@ -654,24 +732,45 @@ void buildColumns(const Geometry& g, const Buffers& b, const float* history, con
 void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream)
 {
     const std::size_t items = static_cast<std::size_t>((g.taps + 3) / 4) * static_cast<std::size_t>(g.stride / 4);
-    startBlockKernel<<<blocksFor(items, kThreads), kThreads, 0, stream>>>(g, b, invDelta);
+    startBlockKernel<<<dim3(blocksFor(items, kThreads), 1, streams(g)), kThreads, 0, stream>>>(g, b, invDelta);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
 void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream)
 {
-    // Two rows per warp read U's tile half as often, but below 2048 taps leave most multiprocessors
-    // with one block, whose loads nothing else overlaps.
-    if (g.taps >= 2048)
-        computeVKernel<2><<<blocksFor(static_cast<std::size_t>(g.taps), kVWarps * 2), kVWarps * 32, 0, stream>>>(g, b, begin, end - begin);
+    // More rows per warp read U's tile less often (each row of P meets all of U), but leave fewer blocks:
+    // one stream takes two rows from 2048 taps (below, most multiprocessors would hold one block, whose
+    // loads nothing else overlaps); a batch whose streams give every multiprocessor a few blocks even at
+    // four rows takes four (N = 512, 256 streams: U's reads fall from 8 to 2 MiB a stream). V is the
+    // same to the bit for every choice: a (row, step)'s sum runs in one order whatever the rows per warp.
+    static const unsigned multiprocessors = [] {
+        int device = 0, count = 0;
+        QUELL_CUDA_CHECK(cudaGetDevice(&device));
+        QUELL_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+        return static_cast<unsigned>(count);
+    }();
+    const std::size_t taps = static_cast<std::size_t>(g.taps);
+    const unsigned fourRowBlocks = blocksFor(taps, kVWarps * 4);
+    const int count = end - begin;
+    if (g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors)
+        computeVKernel<4><<<dim3(fourRowBlocks, 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
+    else if (g.taps >= 2048)
+        computeVKernel<2><<<dim3(blocksFor(taps, kVWarps * 2), 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
     else
-        computeVKernel<1><<<blocksFor(static_cast<std::size_t>(g.taps), kVWarps), kVWarps * 32, 0, stream>>>(g, b, begin, end - begin);
+        computeVKernel<1><<<dim3(blocksFor(taps, kVWarps), 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
 void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream)
 {
-    computeGramKernel<<<dim3(static_cast<unsigned>(end - begin), static_cast<unsigned>(end)), kThreads, 0, stream>>>(g, b, begin);
+    // A batch: a block per row (the same sums); one stream: a block per element, which spreads a long
+    // filter's few rows over every multiprocessor.
+    if (g.streams > 1) {
+        computeGramRowsKernel<<<dim3(static_cast<unsigned>(end - begin), 1, streams(g)), kThreads, 0, stream>>>(g, b, begin);
+        QUELL_CUDA_CHECK(cudaGetLastError());
+        return;
+    }
+    computeGramKernel<<<dim3(static_cast<unsigned>(end - begin), static_cast<unsigned>(end), streams(g)), kThreads, 0, stream>>>(g, b, begin);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -690,30 +789,30 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
     const std::size_t smem = eliminationSharedBytes(g.block);
     const int elements = eliminationElements(g.block);
     if (elements <= 1)
-        eliminationKernel<1><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<1><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     else if (elements <= 3)
-        eliminationKernel<3><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<3><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     else if (elements <= 5)
-        eliminationKernel<5><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<5><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     else if (g.block <= kEliminationBlock)
-        eliminationKernel<9><<<1, kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<9><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     else
-        recurrenceKernel<<<1, kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        recurrenceKernel<<<dim3(1, 1, streams(g)), kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
 void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream)
 {
-    const dim3 grid(blocksFor(static_cast<std::size_t>(g.taps), kThreads), static_cast<unsigned>(steps + 1));
+    const dim3 grid(blocksFor(static_cast<std::size_t>(g.taps), kThreads), static_cast<unsigned>(steps + 1), streams(g));
     finishBlockKernel<<<grid, kThreads, 0, stream>>>(g, b, steps, restart, nullptr);
     QUELL_CUDA_CHECK(cudaGetLastError());
-    finishFlagsKernel<<<1, 1, 0, stream>>>(b, steps, restart);
+    finishFlagsKernel<<<dim3(1, 1, streams(g)), 1, 0, stream>>>(g, b, steps, restart);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
 void currentWeights(const Geometry& g, const Buffers& b, int steps, float* out, cudaStream_t stream)
 {
-    finishBlockKernel<<<blocksFor(static_cast<std::size_t>(g.taps), kThreads), kThreads, 0, stream>>>(g, b, steps, false, out);
+    finishBlockKernel<<<dim3(blocksFor(static_cast<std::size_t>(g.taps), kThreads), 1, streams(g)), kThreads, 0, stream>>>(g, b, steps, false, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -21,6 +21,7 @@ struct State {
     int reinitP;        // P = I / delta at the next block's start instead of the update
     int restartDue;     // P lost definiteness in this block: the rest is held
     int zeroW;          // a non-finite error: w = 0 at the block's end
+    int restartAsked;   // restartCovariance for this stream of a batch: P = I / delta after this block
     unsigned long long pausedSamples;
     unsigned long long reinitialisations;
 };
@@ -33,6 +34,8 @@ struct Geometry {
     int stride;        // row length of P, U, V, Z (a multiple of 64)
     int block;         // k
     std::size_t historyPitch; // floats per far-end channel in the history window
+    int streams;       // independent filters of the same geometry, run side by side (grid z)
+    std::size_t callPitch;    // floats per stream in the mic and out buffers (maxCall)
 };
 
 struct Buffers {
@@ -55,6 +58,19 @@ struct Buffers {
     State* state;
 };
 
+// Stream s's buffers: each buffer holds `streams` equal parts, stream after stream (GpuBlockRls.cu
+// allocates them so), so a kernel of the batch finds its stream's part from blockIdx.z alone.
+__host__ __device__ inline Buffers streamBuffers(const Geometry& g, const Buffers& b, int s)
+{
+    const std::size_t n = static_cast<std::size_t>(g.stride), k = static_cast<std::size_t>(g.block), i = static_cast<std::size_t>(s);
+    return Buffers{b.P + i * n * n, b.w0 + i * n, b.U + i * k * n, b.V + i * k * n, b.Z + i * k * n, b.G + i * k * k,
+                   b.H + i * k * k, b.A + i * k * k, b.C + i * k * k, b.b + i * k, b.s + i * k, b.y0 + i * k, b.d + i * k,
+                   b.paused + i * k, b.stepLambda + i * k, b.traceParts + i * (n / 4), b.state + i};
+}
+
+// Every stage runs all g.streams streams (a launch's grid z); history, mic and out hold them stream after
+// stream (history g.channels x g.historyPitch floats each, mic and out g.callPitch each).
+//
 // Columns [begin, end) of the block from the call's samples t0.. (history window, far-end channels
 // planar, each with length - 1 older samples in front), their far-end energy (pause) and u^T w0.
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
@@ -70,10 +86,10 @@ void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaSt
 // from its first step (BlockRlsKernels.cu says why); past it the per-step recurrence of dsp::BlockRls.
 void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
                 float* out, cudaStream_t stream);
-// The block's end after `steps` steps: w0 += V b; with `restart`, P = I / delta next (restartCovariance),
-// else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
+// The block's end after `steps` steps: w0 += V b; with `restart` (every stream) or a stream's
+// restartAsked, P = I / delta next (restartCovariance), else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
 void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream);
-// out = w0 + V b over `steps` steps (the visible weights).
+// out = w0 + V b over `steps` steps (the visible weights), g.stride floats per stream.
 void currentWeights(const Geometry& g, const Buffers& b, int steps, float* out, cudaStream_t stream);
 
 } // namespace quell::gpu::blockrls

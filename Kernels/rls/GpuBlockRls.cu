@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/CudaCheck.cuh"
 #include "common/DeviceBuffer.cuh"
@@ -31,10 +32,14 @@ struct GpuBlockRls::Impl {
     std::size_t lastCall = 0;     // samples of the last call: the window's newest length - 1 are after them
     int columns = 0;              // steps taken in the current block
     int sinceCheck = 0;           // samples since the last bounded-trace check (as dsp::Rls)
-    std::uint64_t sanitised = 0;
+    std::vector<std::uint64_t> sanitised; // per stream
     double lastMs = 0.0;
 
-    void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t n, bool adapting);
+    std::size_t streams() const { return static_cast<std::size_t>(geometry.streams); }
+    // n samples of every stream: stream s's at micIn + s x pitch, refIn + s x pitch x channels, outOut + s x pitch.
+    void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting);
+    // Loops over calls of at most maxCall samples.
+    void run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting);
     void runSteps(int begin, int end, std::size_t offset, bool adapting);
 };
 
@@ -44,7 +49,7 @@ GpuBlockRls::~GpuBlockRls() = default;
 namespace {
 
 // Why the settings cannot run, device aside (empty: they can).
-std::string settingsWhyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
+std::string settingsWhyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall, int streams)
 {
     try {
         dsp::validate(settings);
@@ -60,21 +65,24 @@ std::string settingsWhyNot(const dsp::RlsSettings& settings, int blockSize, std:
         return "GPU block RLS: at most " + std::to_string(kGpuRlsMaxTaps) + " taps (got " + std::to_string(settings.totalTaps()) + ")";
     if (maxCall < 1 || maxCall > (1u << 22))
         return "GPU block RLS: maxCall must be in [1, 4194304]";
+    if (streams < 1 || streams > GpuBlockRls::kMaxStreams)
+        return "GPU block RLS: 1 to " + std::to_string(GpuBlockRls::kMaxStreams) + " streams (got " + std::to_string(streams) + ")";
     return {};
 }
 
 } // namespace
 
-std::string GpuBlockRls::whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
+std::string GpuBlockRls::whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall, int streams)
 {
-    std::string why = settingsWhyNot(settings, blockSize, maxCall);
+    std::string why = settingsWhyNot(settings, blockSize, maxCall, streams);
     if (!why.empty())
         return why;
     try {
         const std::size_t stride = (static_cast<std::size_t>(settings.totalTaps()) + 63) / 64 * 64;
         std::size_t free = 0, total = 0;
         QUELL_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-        const std::size_t need = stride * stride * sizeof(float) + 4 * static_cast<std::size_t>(blockSize) * stride * sizeof(float);
+        const std::size_t need = static_cast<std::size_t>(streams)
+                                 * (stride * stride * sizeof(float) + 4 * static_cast<std::size_t>(blockSize) * stride * sizeof(float));
         if (need > free)
             return "GPU block RLS: needs " + std::to_string(need >> 20) + " MiB of device memory, " + std::to_string(free >> 20) + " MiB free";
     } catch (const std::exception& e) {
@@ -83,9 +91,9 @@ std::string GpuBlockRls::whyNot(const dsp::RlsSettings& settings, int blockSize,
     return {};
 }
 
-void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall)
+void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall, int streams)
 {
-    if (const std::string why = settingsWhyNot(settings, blockSize, maxCall); !why.empty())
+    if (const std::string why = settingsWhyNot(settings, blockSize, maxCall, streams); !why.empty())
         throw std::invalid_argument(why);
     Impl& m = *impl_;
     m.settings = settings;
@@ -97,27 +105,31 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     g.stride = (g.taps + 63) / 64 * 64;
     g.block = blockSize;
     g.historyPitch = static_cast<std::size_t>(g.length - 1) + maxCall;
+    g.streams = streams;
+    g.callPitch = maxCall;
+    // Every buffer holds the streams' equal parts one after another (blockrls::streamBuffers).
     const std::size_t S = static_cast<std::size_t>(g.stride), k = static_cast<std::size_t>(blockSize);
-    m.P.allocate(S * S);
-    m.w0.allocate(S);
-    m.weights.allocate(S);
-    m.U.allocate(k * S);
-    m.V.allocate(k * S);
-    m.Z.allocate(k * S);
+    const std::size_t n = static_cast<std::size_t>(streams), C = static_cast<std::size_t>(g.channels);
+    m.P.allocate(n * S * S);
+    m.w0.allocate(n * S);
+    m.weights.allocate(n * S);
+    m.U.allocate(n * k * S);
+    m.V.allocate(n * k * S);
+    m.Z.allocate(n * k * S);
     for (auto& w : m.window)
-        w.allocate(static_cast<std::size_t>(g.channels) * g.historyPitch);
-    m.mic.allocate(maxCall);
-    m.out.allocate(maxCall);
+        w.allocate(n * C * g.historyPitch);
+    m.mic.allocate(n * maxCall);
+    m.out.allocate(n * maxCall);
     for (auto* buffer : {&m.G, &m.H, &m.A, &m.C})
-        buffer->allocate(k * k);
+        buffer->allocate(n * k * k);
     for (auto* buffer : {&m.b, &m.s, &m.y0, &m.d, &m.stepLambda})
-        buffer->allocate(k);
-    m.traceParts.allocate(S / 4);
-    m.paused.allocate(k);
-    m.state.allocate(1);
-    m.hostMic.allocate(maxCall);
-    m.hostRef.allocate(static_cast<std::size_t>(g.channels) * maxCall);
-    m.hostOut.allocate(maxCall);
+        buffer->allocate(n * k);
+    m.traceParts.allocate(n * S / 4);
+    m.paused.allocate(n * k);
+    m.state.allocate(n);
+    m.hostMic.allocate(n * maxCall);
+    m.hostRef.allocate(n * C * maxCall);
+    m.hostOut.allocate(n * maxCall);
     m.hostWeights.allocate(S);
     m.buffers = blockrls::Buffers{m.P.get(), m.w0.get(), m.U.get(), m.V.get(), m.Z.get(), m.G.get(), m.H.get(), m.A.get(),
                                   m.C.get(), m.b.get(), m.s.get(), m.y0.get(), m.d.get(), m.paused.get(), m.stepLambda.get(),
@@ -138,13 +150,14 @@ void GpuBlockRls::reset()
     initial.lambdaNow = m.settings.lambda;
     initial.pendingMu = 1.0f;
     initial.reinitP = 1; // the first block's start writes P = I / delta
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get(), &initial, sizeof(initial), cudaMemcpyHostToDevice, s));
+    const std::vector<blockrls::State> states(m.streams(), initial);
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get(), states.data(), states.size() * sizeof(initial), cudaMemcpyHostToDevice, s));
     m.stream.synchronize();
     m.side = 0;
     m.lastCall = 0;
     m.columns = 0;
     m.sinceCheck = 0;
-    m.sanitised = 0;
+    m.sanitised.assign(m.streams(), 0);
 }
 
 void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool adapting)
@@ -181,32 +194,42 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
     }
 }
 
-void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t n, bool adapting)
+void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting)
 {
     const blockrls::Geometry& g = geometry;
-    const std::size_t C = static_cast<std::size_t>(g.channels), L = static_cast<std::size_t>(g.length);
-    // Sanitise into the pinned staging (far-end channels planar), counting as dsp::Rls does.
-    for (std::size_t t = 0; t < n; ++t) {
-        bool bad = !std::isfinite(micIn[t]);
-        hostMic.get()[t] = bad ? 0.0f : micIn[t];
-        for (std::size_t c = 0; c < C; ++c) {
-            const float x = refIn[t * C + c];
-            const bool finite = std::isfinite(x);
-            bad = bad || !finite;
-            hostRef.get()[c * maxCall + t] = finite ? x : 0.0f;
+    const std::size_t C = static_cast<std::size_t>(g.channels), L = static_cast<std::size_t>(g.length), N = streams();
+    // Sanitise into the pinned staging (each stream's far-end channels planar), counting as dsp::Rls does.
+    for (std::size_t i = 0; i < N; ++i) {
+        const float* micS = micIn + i * pitch;
+        const float* refS = refIn + i * pitch * C;
+        float* stagedMic = hostMic.get() + i * maxCall;
+        float* stagedRef = hostRef.get() + i * C * maxCall;
+        std::uint64_t bad = 0;
+        for (std::size_t t = 0; t < n; ++t) {
+            bool badSample = !std::isfinite(micS[t]);
+            stagedMic[t] = badSample ? 0.0f : micS[t];
+            for (std::size_t c = 0; c < C; ++c) {
+                const float x = refS[t * C + c];
+                const bool finite = std::isfinite(x);
+                badSample = badSample || !finite;
+                stagedRef[c * maxCall + t] = finite ? x : 0.0f;
+            }
+            bad += badSample ? 1 : 0;
         }
-        sanitised += bad ? 1 : 0;
+        sanitised[i] += bad;
     }
     cudaStream_t s = stream.get();
-    // The other window takes the newest L - 1 samples of this one, then the call's samples.
+    // The other window takes the newest L - 1 samples of this one, then the call's samples (a row per
+    // stream and far-end channel).
     const int next = 1 - side;
-    const std::size_t pitch = g.historyPitch * sizeof(float);
+    const std::size_t pitchBytes = g.historyPitch * sizeof(float), rows = N * C;
     if (L > 1)
-        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[next].get(), pitch, window[side].get() + lastCall, pitch, (L - 1) * sizeof(float), C,
-                                           cudaMemcpyDeviceToDevice, s));
-    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[next].get() + (L - 1), pitch, hostRef.get(), maxCall * sizeof(float), n * sizeof(float), C,
+        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[next].get(), pitchBytes, window[side].get() + lastCall, pitchBytes, (L - 1) * sizeof(float),
+                                           rows, cudaMemcpyDeviceToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(window[next].get() + (L - 1), pitchBytes, hostRef.get(), maxCall * sizeof(float), n * sizeof(float),
+                                       rows, cudaMemcpyHostToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(mic.get(), maxCall * sizeof(float), hostMic.get(), maxCall * sizeof(float), n * sizeof(float), N,
                                        cudaMemcpyHostToDevice, s));
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(mic.get(), hostMic.get(), n * sizeof(float), cudaMemcpyHostToDevice, s));
     side = next;
     lastCall = n;
     start.record(s);
@@ -217,43 +240,60 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
         pos += static_cast<std::size_t>(end - begin);
     }
     stop.record(s);
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(hostOut.get(), out.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s));
+    QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostOut.get(), maxCall * sizeof(float), out.get(), maxCall * sizeof(float), n * sizeof(float), N,
+                                       cudaMemcpyDeviceToHost, s));
     stream.synchronize();
     lastMs = stop.since(start);
-    std::copy(hostOut.get(), hostOut.get() + n, outOut);
+    for (std::size_t i = 0; i < N; ++i)
+        std::copy(hostOut.get() + i * maxCall, hostOut.get() + i * maxCall + n, outOut + i * pitch);
+}
+
+void GpuBlockRls::Impl::run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting)
+{
+    if (geometry.taps == 0)
+        throw std::logic_error("GpuBlockRls::process before prepare");
+    const std::size_t C = static_cast<std::size_t>(geometry.channels);
+    double ms = 0.0;
+    for (std::size_t done = 0; done < samples;) {
+        const std::size_t n = std::min(samples - done, maxCall);
+        runChunk(micIn + done, refIn + done * C, outOut + done, samples, n, adapting);
+        ms += lastMs;
+        done += n;
+    }
+    lastMs = ms;
 }
 
 void GpuBlockRls::process(const float* mic, const float* ref, float* out, std::size_t samples)
 {
-    Impl& m = *impl_;
-    if (m.geometry.taps == 0)
-        throw std::logic_error("GpuBlockRls::process before prepare");
-    const std::size_t C = static_cast<std::size_t>(m.geometry.channels);
-    double ms = 0.0;
-    for (std::size_t done = 0; done < samples;) {
-        const std::size_t n = std::min(samples - done, m.maxCall);
-        m.runChunk(mic + done, ref + done * C, out + done, n, adapting_);
-        ms += m.lastMs;
-        done += n;
-    }
-    m.lastMs = ms;
+    if (impl_->geometry.streams > 1)
+        throw std::logic_error("GpuBlockRls::process: this filter runs " + std::to_string(impl_->geometry.streams)
+                               + " streams: use processBatch");
+    impl_->run(mic, ref, out, samples, adapting_);
 }
 
-std::vector<float> GpuBlockRls::weights() const
+void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples)
+{
+    impl_->run(mic, ref, out, samples, adapting_);
+}
+
+std::vector<float> GpuBlockRls::weights(int stream) const
 {
     Impl& m = *impl_;
     std::vector<float> w(static_cast<std::size_t>(m.geometry.taps));
-    copyWeights(w.data(), w.size());
+    copyWeights(w.data(), w.size(), stream);
     return w;
 }
 
-void GpuBlockRls::copyWeights(float* out, std::size_t count) const
+void GpuBlockRls::copyWeights(float* out, std::size_t count, int stream) const
 {
     Impl& m = *impl_;
     if (count > static_cast<std::size_t>(m.geometry.taps))
         throw std::out_of_range("GpuBlockRls::copyWeights: more weights asked than taps");
+    if (stream < 0 || stream >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::copyWeights: no stream " + std::to_string(stream));
     blockrls::currentWeights(m.geometry, m.buffers, m.columns, m.weights.get(), m.stream.get());
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), m.weights.get(), count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
+    const float* source = m.weights.get() + static_cast<std::size_t>(stream) * static_cast<std::size_t>(m.geometry.stride);
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), source, count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
     m.stream.synchronize();
     std::copy(m.hostWeights.get(), m.hostWeights.get() + count, out);
 }
@@ -266,18 +306,33 @@ void GpuBlockRls::restartCovariance()
     m.stream.synchronize();
 }
 
-dsp::RlsHealth GpuBlockRls::health() const
+void GpuBlockRls::restartCovariance(int stream)
+{
+    Impl& m = *impl_;
+    if (stream < 0 || stream >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::restartCovariance: no stream " + std::to_string(stream));
+    static constexpr int asked = 1;
+    blockrls::State* st = m.state.get() + stream;
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(&st->restartAsked, &asked, sizeof(asked), cudaMemcpyHostToDevice, m.stream.get()));
+    m.stream.synchronize();
+}
+
+dsp::RlsHealth GpuBlockRls::health(int stream) const
 {
     const Impl& m = *impl_;
+    if (stream < 0 || stream >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::health: no stream " + std::to_string(stream));
     blockrls::State st{};
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(&st, m.state.get(), sizeof(st), cudaMemcpyDeviceToHost, m.stream.get()));
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(&st, m.state.get() + stream, sizeof(st), cudaMemcpyDeviceToHost, m.stream.get()));
     m.stream.synchronize();
     dsp::RlsHealth h;
     h.pausedSamples = st.pausedSamples;
     h.reinitialisations = st.reinitialisations;
-    h.sanitisedSamples = m.sanitised;
+    h.sanitisedSamples = m.sanitised[static_cast<std::size_t>(stream)];
     return h;
 }
+
+int GpuBlockRls::streams() const { return impl_->geometry.streams; }
 
 int GpuBlockRls::taps() const { return impl_->geometry.taps; }
 int GpuBlockRls::blockSize() const { return impl_->geometry.block; }

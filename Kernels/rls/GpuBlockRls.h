@@ -7,6 +7,11 @@
 // z_l) in a full-grid kernel. No host round trip per block: every decision (pause, bounded trace, restart)
 // is taken on the device, and the host only counts samples.
 //
+// A batch: `streams` independent filters of the same settings, run side by side in every launch (grid z),
+// in step: every call gives each stream the same number of samples, so their blocks begin and end
+// together; each has its own P, w, pauses, bounded trace, restarts and health, and outputs what a
+// filter of its own would, bit for bit (the same kernels on the same values).
+//
 // Threading: one thread at a time; the object owns its device memory and stream. prepare() allocates;
 // process() does not (calls longer than maxCall are split).
 #include <cstddef>
@@ -21,31 +26,41 @@ namespace quell::gpu {
 class GpuBlockRls {
 public:
     static constexpr int kMaxBlock = 256;
+    static constexpr int kMaxStreams = 65535; // a launch's grid z
 
     GpuBlockRls();
     ~GpuBlockRls();
     GpuBlockRls(const GpuBlockRls&) = delete;
     GpuBlockRls& operator=(const GpuBlockRls&) = delete;
 
-    // settings.channels: 1 or 2 far-end channels stacked in u (as dsp::Rls); blockSize: k, 1..kMaxBlock.
-    // Throws std::invalid_argument on bad settings, CudaError when the device fails.
-    void prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall = 4096);
+    // settings.channels: 1 or 2 far-end channels stacked in u (as dsp::Rls); blockSize: k, 1..kMaxBlock;
+    // streams: 1..kMaxStreams filters in one batch. Throws std::invalid_argument on bad settings,
+    // CudaError when the device fails.
+    void prepare(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall = 4096, int streams = 1);
     void reset();
-    // mic = d, ref = x (settings.channels interleaved), out = e; out may alias mic.
+    // One stream: mic = d, ref = x (settings.channels interleaved), out = e; out may alias mic.
     void process(const float* mic, const float* ref, float* out, std::size_t samples);
-    // Why prepare(settings, blockSize, maxCall) would refuse on the current device, or empty. Never throws.
-    static std::string whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall);
-    // The weights after the last sample (w0 + V b of the block so far).
-    std::vector<float> weights() const;
+    // Every stream, `samples` each, planar: stream s at mic + s x samples, ref + s x samples x channels
+    // (its far-end channels interleaved), out + s x samples. out may alias mic.
+    void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);
+    // Why prepare(settings, blockSize, maxCall, streams) would refuse on the current device, or empty.
+    // Never throws.
+    static std::string whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall, int streams = 1);
+    // A stream's weights after the last sample (w0 + V b of the block so far).
+    std::vector<float> weights(int stream = 0) const;
     // The first `count` of them into `out` (count <= taps), without allocating: the echo canceller's
     // foreground copy runs on its processing thread.
-    void copyWeights(float* out, std::size_t count) const;
-    // P = I / delta from the next block on, w kept; the current block ends here.
+    void copyWeights(float* out, std::size_t count, int stream = 0) const;
+    // Every stream: P = I / delta from the next block on, w kept; the current block ends here.
     void restartCovariance();
+    // One stream of a batch: P = I / delta from the end of the current block on (within k samples), w kept;
+    // the other streams go on as they were.
+    void restartCovariance(int stream);
     void setAdaptation(bool on) { adapting_ = on; }
-    dsp::RlsHealth health() const;
+    dsp::RlsHealth health(int stream = 0) const;
     int taps() const;
     int blockSize() const;
+    int streams() const;
     // Device time of the last process() call's kernels, in milliseconds.
     double lastKernelMilliseconds() const;
 

@@ -2,7 +2,7 @@
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
 //   quell-bench rls|iir|fir|engine|blockrls|kalman [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 //   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
-//   quell-bench blockrls [--taps 1024,4096] [--k 32,64]
+//   quell-bench blockrls [--taps 1024,4096] [--k 32,64] [--streams 16,64]
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -65,6 +65,8 @@ int main(int argc, char* argv[])
     cli.option("--blocks", "N[,N...]", "engine: the rows' block sizes at 48 kHz (default 128,256)", intList("--blocks", args.blocks, 16, 8192));
     cli.option("--taps", "N[,N...]", "blockrls: the rows' filter lengths (default 256 to 8192)", intList("--taps", args.taps, 8, 8192));
     cli.option("--k", "K[,K...]", "blockrls: the rows' samples per block (default 16 to 256)", intList("--k", args.steps, 1, 256));
+    cli.option("--streams", "S[,S...]", "blockrls: the batched rows' streams (default 16,64,256; 0 = no batched rows)",
+               intList("--streams", args.streams, 0, 65535));
     cli.option("--safety-blocks", "N|auto", "engine: the rows' safety blocks (default auto)", [&args](const std::string& v) {
         args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
     });

@@ -19,6 +19,7 @@ struct BenchArgs {
     // blockrls:
     std::vector<int> taps;           // --taps N[,N...]: the rows' filter lengths (empty: the command's list)
     std::vector<int> steps;          // --k K[,K...]: the rows' samples per block (empty: the command's list)
+    std::vector<int> streams;        // --streams S[,S...]: batched rows' stream counts (empty: the command's list)
 };
 
 using BenchFn = std::function<int(const BenchArgs&)>;
