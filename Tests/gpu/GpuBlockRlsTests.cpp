@@ -15,6 +15,7 @@
 #include "dsp/BlockRls.h"
 #include "dsp/Rls.h"
 #include "rls/GpuBlockRls.h"
+#include "support/EnduranceCase.h"
 #include "support/Signals.h"
 
 using quell::dsp::BlockRls;
@@ -410,4 +411,20 @@ TEST_CASE("GPU block RLS: restarting one stream of a batch leaves the others bit
     CHECK(atRestart < -20.0);
     CHECK(after < -30.0);
     CHECK(after < atRestart - 5.0);
+}
+
+TEST_CASE("GPU block RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path change, ENR 40 dB", "[gpu][rls][block-rls]")
+{
+    // The per-sample kernel's endurance case ([rls endurance]), at k = 32 in the engine's calls (10 ms at
+    // 16 kHz: 160 samples, five blocks a call).
+    constexpr int taps = 256;
+    const quell::test::EnduranceCase endurance = quell::test::makeEnduranceCase();
+    RlsSettings s = settingsFor(taps);
+    s.lambda = 0.99998;
+    GpuBlockRls gpu;
+    gpu.prepare(s, 32, 160);
+    const auto r = quell::test::runEndurance(
+        endurance, taps, 160, [&](const float* d, const float* x, float* e, std::size_t n) { gpu.process(d, x, e, n); },
+        [&] { return gpu.weights(); }, "block rls endurance");
+    quell::test::checkEndurance("block rls endurance", taps, s.lambda, r, gpu.health());
 }

@@ -15,6 +15,7 @@
 
 #include "dsp/Rls.h"
 #include "rls/GpuRls.h"
+#include "support/EnduranceCase.h"
 #include "support/Signals.h"
 
 using quell::dsp::Rls;
@@ -535,29 +536,7 @@ TEST_CASE("GPU RLS writes every output sample (poisoned buffers) and sanitises n
 TEST_CASE("GPU RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path change, ENR 40 dB", "[gpu][rls]")
 {
     constexpr int taps = 256;
-    constexpr std::size_t rate = 16000, samples = 600 * rate;
-    // Far end: speech-like coloured noise, 1.4 s talk / 0.6 s silence (30 % silence, exact zeros).
-    std::vector<double> x = quell::test::colouredNoise(samples, 2024u);
-    for (std::size_t i = 0; i < samples; ++i)
-        if (i % (2 * rate) >= 14 * rate / 10)
-            x[i] = 0.0;
-    const std::vector<double> h1 = quell::test::randomSystem(200, 11u, 30.0);
-    const std::vector<double> h2 = quell::test::randomSystem(200, 12u, 30.0);
-    const std::size_t change = samples / 2;
-    std::vector<double> y1 = quell::test::convolve(x, h1), y2 = quell::test::convolve(x, h2);
-    std::vector<double> d(samples);
-    double echoPower = 0.0;
-    for (std::size_t i = 0; i < samples; ++i) {
-        d[i] = i < change ? y1[i] : y2[i];
-        echoPower += d[i] * d[i];
-    }
-    echoPower /= 0.7 * samples; // over the talk periods
-    const std::vector<double> noise = quell::test::whiteNoise(samples, 3u, std::sqrt(echoPower * 1e-4)); // 40 dB
-    for (std::size_t i = 0; i < samples; ++i)
-        d[i] += noise[i];
-    const std::vector<float> xf = quell::test::cast<float>(std::span<const double>(x));
-    const std::vector<float> df = quell::test::cast<float>(std::span<const double>(d));
-
+    const quell::test::EnduranceCase endurance = quell::test::makeEnduranceCase();
     // lambda = 0.99998 (memory ~3 s): with lambda = 0.9999 the misalignment floor of this coloured input
     // at 40 dB ENR is about -29.5 dB for float64 RLS as well (README.md), i.e. set by the algorithm.
     RlsSettings s;
@@ -565,30 +544,8 @@ TEST_CASE("GPU RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path chan
     s.lambda = 0.99998;
     GpuRls gpu;
     gpu.prepare(s, 1, 16000);
-    std::vector<float> e(samples, kNaN);
-    double atChangeMinus = 0.0;
-    std::vector<double> h1Padded(h1), h2Padded(h2);
-    h1Padded.resize(taps, 0.0);
-    h2Padded.resize(taps, 0.0);
-    for (std::size_t i = 0; i < samples; i += rate * 10) { // 10-second calls, misalignment logged
-        gpu.process(df.data() + i, xf.data() + i, e.data() + i, rate * 10);
-        const std::vector<float> w = gpu.weights();
-        const double mis = quell::test::misalignmentDb<float>(w, i + rate * 10 <= change ? h1Padded : h2Padded);
-        if (i + rate * 10 == change)
-            atChangeMinus = mis;
-        if ((i / (rate * 10)) % 6 == 5)
-            std::printf("[rls endurance] t=%4zu s misalignment %.1f dB\n", (i + rate * 10) / rate, mis);
-    }
-    const std::vector<float> w = gpu.weights();
-    const double finalMis = quell::test::misalignmentDb<float>(w, h2Padded);
-    const auto h = gpu.health();
-    std::printf("[rls endurance] N=%d lambda=%.5f: misalignment before the change %.1f dB, at the end %.1f dB; "
-                "reinitialisations %llu, paused samples %llu\n",
-                taps, s.lambda, atChangeMinus, finalMis, static_cast<unsigned long long>(h.reinitialisations),
-                static_cast<unsigned long long>(h.pausedSamples));
-    CHECK(allFinite(e));
-    CHECK(allFinite(w));
-    CHECK(atChangeMinus < -30.0);
-    CHECK(finalMis < -30.0);
-    CHECK(h.pausedSamples > samples / 4);
+    const auto r = quell::test::runEndurance(
+        endurance, taps, 16000, [&](const float* d, const float* x, float* e, std::size_t n) { gpu.process(d, x, e, n); },
+        [&] { return gpu.weights(); }, "rls endurance");
+    quell::test::checkEndurance("rls endurance", taps, s.lambda, r, gpu.health());
 }
