@@ -69,6 +69,83 @@ __global__ void buildColumnsKernel(Geometry g, Buffers all, const float* history
     }
 }
 
+// The pieces of startBlock's two kernels (a thread per 4 x 4 tile of P: rows row0.., columns column..).
+// trace(P0)'s partial sum of a diagonal tile, read from P (no update this block).
+__device__ void traceOfTile(const Geometry& g, const Buffers& b, int row0)
+{
+    double part = 0.0;
+    for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
+        part += static_cast<double>(b.P[at(row0 + r, g.stride, row0 + r)]);
+    b.traceParts[row0 / 4] = part;
+}
+
+// P = I / delta's tile.
+__device__ void identityTile(float4 (&p)[4], bool diagonal, int row0, int taps, float invDelta)
+{
+    for (int r = 0; r < 4; ++r) {
+        p[r] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (diagonal && row0 + r < taps)
+            reinterpret_cast<float*>(&p[r])[r] = invDelta;
+    }
+}
+
+// One step l of the deferred update: p -= z_l(rows) z_l(columns)^T. fma(-z_il, z_jl, p): the exact
+// product is symmetric in i and j, so P stays exactly symmetric.
+__device__ void subtractOuter(float4 (&p)[4], float4 zr, float4 zc)
+{
+    const float zi[4] = {zr.x, zr.y, zr.z, zr.w};
+    for (int r = 0; r < 4; ++r) {
+        p[r].x = fmaf(-zi[r], zc.x, p[r].x);
+        p[r].y = fmaf(-zi[r], zc.y, p[r].y);
+        p[r].z = fmaf(-zi[r], zc.z, p[r].z);
+        p[r].w = fmaf(-zi[r], zc.w, p[r].w);
+    }
+}
+
+// p *= mu, stored, and a diagonal tile's trace(P0) part from the new values.
+__device__ void storeTile(const Geometry& g, const Buffers& b, float4 (&p)[4], float mu, int row0, int column, bool diagonal)
+{
+    for (int r = 0; r < 4; ++r) {
+        p[r].x *= mu;
+        p[r].y *= mu;
+        p[r].z *= mu;
+        p[r].w *= mu;
+        *reinterpret_cast<float4*>(b.P + at(row0 + r, g.stride, column)) = p[r];
+    }
+    if (diagonal) {
+        double part = 0.0;
+        for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
+            part += static_cast<double>(reinterpret_cast<const float*>(&p[r])[r]);
+        b.traceParts[row0 / 4] = part;
+    }
+}
+
+// A tile's start: false (with a diagonal tile's trace part written) when P has no update this block;
+// else p holds P = I / delta (count 0, mu 1) or the tile of P (zero outside P) with the deferred update's
+// count and mu.
+__device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int column, bool inside, float invDelta, float4 (&p)[4],
+                          float& mu, int& count)
+{
+    const int reinit = b.state->reinitP, pending = b.state->pending;
+    const bool diagonal = row0 == column;
+    if (!reinit && !pending) {
+        if (diagonal && inside)
+            traceOfTile(g, b, row0);
+        return false;
+    }
+    mu = 1.0f;
+    count = 0;
+    if (reinit) {
+        identityTile(p, diagonal, row0, g.taps, invDelta);
+        return true;
+    }
+    for (int r = 0; r < 4; ++r)
+        p[r] = inside ? *reinterpret_cast<const float4*>(b.P + at(row0 + r, g.stride, column)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    count = b.state->pendingCount;
+    mu = b.state->pendingMu;
+    return true;
+}
+
 // One thread per 4 x 4 elements of P (4 rows, 4 consecutive columns): each z_l load serves 16 fused
 // multiply-adds. P has stride rows (the padding rows and columns stay zero: Z is zero there).
 __global__ void startBlockKernel(Geometry g, Buffers all, float invDelta)
@@ -80,57 +157,52 @@ __global__ void startBlockKernel(Geometry g, Buffers all, float invDelta)
     const int column = static_cast<int>(index % static_cast<std::size_t>(groups)) * 4;
     if (row0 >= g.taps)
         return;
-    const int reinit = b.state->reinitP, pending = b.state->pending;
-    const bool diagonal = row0 == column;
-    if (!reinit && !pending) {
-        if (diagonal) {
-            double part = 0.0;
-            for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
-                part += static_cast<double>(b.P[at(row0 + r, g.stride, row0 + r)]);
-            b.traceParts[row0 / 4] = part;
-        }
-        return;
-    }
     float4 p[4];
-    if (reinit) {
-        for (int r = 0; r < 4; ++r) {
-            p[r] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (diagonal && row0 + r < g.taps)
-                reinterpret_cast<float*>(&p[r])[r] = invDelta;
-        }
-    } else {
-        for (int r = 0; r < 4; ++r)
-            p[r] = *reinterpret_cast<const float4*>(b.P + at(row0 + r, g.stride, column));
-        const int count = b.state->pendingCount;
-        const float mu = b.state->pendingMu;
-        // fma(-z_il, z_jl, p): the exact product is symmetric in i and j, so P stays exactly symmetric.
+    float mu;
+    int count;
+    if (!startTile(g, b, row0, column, true, invDelta, p, mu, count))
+        return;
 #pragma unroll 4
-        for (int l = 0; l < count; ++l) {
-            const float4 zr = *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, row0));
-            const float4 zc = *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, column));
-            const float zi[4] = {zr.x, zr.y, zr.z, zr.w};
-            for (int r = 0; r < 4; ++r) {
-                p[r].x = fmaf(-zi[r], zc.x, p[r].x);
-                p[r].y = fmaf(-zi[r], zc.y, p[r].y);
-                p[r].z = fmaf(-zi[r], zc.z, p[r].z);
-                p[r].w = fmaf(-zi[r], zc.w, p[r].w);
-            }
-        }
-        for (int r = 0; r < 4; ++r) {
-            p[r].x *= mu;
-            p[r].y *= mu;
-            p[r].z *= mu;
-            p[r].w *= mu;
-        }
+    for (int l = 0; l < count; ++l)
+        subtractOuter(p, *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, row0)),
+                      *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, column)));
+    storeTile(g, b, p, mu, row0, column, row0 == column);
+}
+
+// startBlockKernel for batches: a block per 64 x 64 tile of P (a thread per 4 x 4, as there), the tile's
+// z rows and columns staged through shared memory 16 steps at a time, where startBlockKernel's threads
+// each read theirs from L1 (four times P's bytes at N = 512). Each element takes the same fused
+// multiply-adds in the same order, so P is the same to the bit.
+constexpr int kStartTile = 64, kStartSteps = 16;
+__global__ void __launch_bounds__(256) startBlockTiledKernel(Geometry g, Buffers all, float invDelta)
+{
+    __shared__ float4 zRows[kStartSteps][kStartTile / 4], zCols[kStartSteps][kStartTile / 4];
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    const int tx = static_cast<int>(threadIdx.x & 15), ty = static_cast<int>(threadIdx.x >> 4);
+    const int tileRow = static_cast<int>(blockIdx.y) * kStartTile, tileColumn = static_cast<int>(blockIdx.x) * kStartTile;
+    const int row0 = tileRow + 4 * ty, column = tileColumn + 4 * tx;
+    const bool inside = row0 < g.taps && column < g.stride;
+    float4 p[4];
+    float mu;
+    int count;
+    if (!startTile(g, b, row0, column, inside, invDelta, p, mu, count))
+        return; // the whole block: the flags are the stream's
+    // Thread t loads step t / 16's quad t % 16 of the tile's rows and of its columns (stride is a multiple of
+    // 64, so a tile is never cut).
+    const int loadStep = static_cast<int>(threadIdx.x) / (kStartTile / 4), loadQuad = static_cast<int>(threadIdx.x) % (kStartTile / 4);
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int l0 = 0; l0 < count; l0 += kStartSteps) {
+        __syncthreads(); // the previous chunk is read
+        const int l = l0 + loadStep;
+        zRows[loadStep][loadQuad] = l < count ? *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, tileRow + 4 * loadQuad)) : zero;
+        zCols[loadStep][loadQuad] = l < count ? *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, tileColumn + 4 * loadQuad)) : zero;
+        __syncthreads();
+        const int steps = min(kStartSteps, count - l0);
+        for (int m = 0; m < steps; ++m)
+            subtractOuter(p, zRows[m][ty], zCols[m][tx]);
     }
-    for (int r = 0; r < 4; ++r)
-        *reinterpret_cast<float4*>(b.P + at(row0 + r, g.stride, column)) = p[r];
-    if (diagonal) {
-        double part = 0.0;
-        for (int r = 0; r < 4 && row0 + r < g.taps; ++r)
-            part += static_cast<double>(reinterpret_cast<const float*>(&p[r])[r]);
-        b.traceParts[row0 / 4] = part;
-    }
+    if (inside)
+        storeTile(g, b, p, mu, row0, column, row0 == column);
 }
 
 // V = P0 U for the steps [begin, begin + count): each warp takes kVRowsPerWarp (1 or 2) rows of P and up to
@@ -731,6 +803,13 @@ void buildColumns(const Geometry& g, const Buffers& b, const float* history, con
 
 void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream)
 {
+    if (g.streams > 1) {
+        const unsigned tiles = static_cast<unsigned>((g.stride + kStartTile - 1) / kStartTile);
+        const unsigned rowTiles = static_cast<unsigned>((g.taps + kStartTile - 1) / kStartTile);
+        startBlockTiledKernel<<<dim3(tiles, rowTiles, streams(g)), 256, 0, stream>>>(g, b, invDelta);
+        QUELL_CUDA_CHECK(cudaGetLastError());
+        return;
+    }
     const std::size_t items = static_cast<std::size_t>((g.taps + 3) / 4) * static_cast<std::size_t>(g.stride / 4);
     startBlockKernel<<<dim3(blocksFor(items, kThreads), 1, streams(g)), kThreads, 0, stream>>>(g, b, invDelta);
     QUELL_CUDA_CHECK(cudaGetLastError());
