@@ -9,8 +9,8 @@ namespace quell::gpu::blockrls {
 namespace {
 
 constexpr int kThreads = 256;
-// The longest row of G a block holds (k's limit, GpuBlockRls::kMaxBlock).
-constexpr int kThreadsMaxRow = 256;
+// The longest row of G computeGramRowsKernel holds (k's limit, GpuBlockRls::kMaxBlock).
+constexpr int kGramMaxRow = 256;
 
 // The sum over the thread block, the same value in every thread (fixed order). `scratch`: one double
 // per warp. Every thread of the block must call it.
@@ -321,7 +321,7 @@ constexpr int kGramChunk = 8; // the a's whose partial sums a thread holds at on
 __global__ void computeGramRowsKernel(Geometry g, Buffers all, int begin)
 {
     __shared__ double parts[2][kGramChunk][kThreads / 32];
-    __shared__ double rowG[kThreadsMaxRow], rowH[kThreadsMaxRow];
+    __shared__ double rowG[kGramMaxRow], rowH[kGramMaxRow];
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     const int j = begin + static_cast<int>(blockIdx.x), t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
     const float* vj = b.V + at(j, g.stride, 0);
@@ -728,8 +728,6 @@ __global__ void finishBlockKernel(Geometry g, Buffers all, int steps, bool resta
 {
     __shared__ int slot;
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
-    if (weightsOut != nullptr)
-        weightsOut += blockIdx.z * static_cast<std::size_t>(g.stride);
     const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int y = static_cast<int>(blockIdx.y);
     const State& st = *b.state;
@@ -889,9 +887,11 @@ void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, c
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
-void currentWeights(const Geometry& g, const Buffers& b, int steps, float* out, cudaStream_t stream)
+void currentWeights(const Geometry& g, const Buffers& b, int streamIndex, int steps, float* out, cudaStream_t stream)
 {
-    finishBlockKernel<<<dim3(blocksFor(static_cast<std::size_t>(g.taps), kThreads), 1, streams(g)), kThreads, 0, stream>>>(g, b, steps, false, out);
+    // The one stream: its buffers as stream 0 of a grid of one.
+    finishBlockKernel<<<blocksFor(static_cast<std::size_t>(g.taps), kThreads), kThreads, 0, stream>>>(g, streamBuffers(g, b, streamIndex),
+                                                                                                      steps, false, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -89,7 +89,7 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
 // The block's end after `steps` steps: w0 += V b; with `restart` (every stream) or a stream's
 // restartAsked, P = I / delta next (restartCovariance), else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
 void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream);
-// out = w0 + V b over `steps` steps (the visible weights), g.stride floats per stream.
-void currentWeights(const Geometry& g, const Buffers& b, int steps, float* out, cudaStream_t stream);
+// out = w0 + V b of stream `streamIndex` over `steps` steps (its visible weights).
+void currentWeights(const Geometry& g, const Buffers& b, int streamIndex, int steps, float* out, cudaStream_t stream);
 
 } // namespace quell::gpu::blockrls

@@ -33,6 +33,7 @@ struct GpuBlockRls::Impl {
     int columns = 0;              // steps taken in the current block
     int sinceCheck = 0;           // samples since the last bounded-trace check (as dsp::Rls)
     std::vector<std::uint64_t> sanitised; // per stream
+    std::vector<blockrls::State> initialStates; // every stream's state after reset(), built by prepare()
     double lastMs = 0.0;
 
     std::size_t streams() const { return static_cast<std::size_t>(geometry.streams); }
@@ -112,7 +113,7 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     const std::size_t n = static_cast<std::size_t>(streams), C = static_cast<std::size_t>(g.channels);
     m.P.allocate(n * S * S);
     m.w0.allocate(n * S);
-    m.weights.allocate(n * S);
+    m.weights.allocate(S);
     m.U.allocate(n * k * S);
     m.V.allocate(n * k * S);
     m.Z.allocate(n * k * S);
@@ -131,6 +132,14 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.hostRef.allocate(n * C * maxCall);
     m.hostOut.allocate(n * maxCall);
     m.hostWeights.allocate(S);
+    // reset() runs on the engine's worker (a reset asked while running): it allocates nothing.
+    blockrls::State initial{};
+    initial.mu = 1.0;
+    initial.lambdaNow = settings.lambda;
+    initial.pendingMu = 1.0f;
+    initial.reinitP = 1; // the first block's start writes P = I / delta
+    m.initialStates.assign(n, initial);
+    m.sanitised.assign(n, 0);
     m.buffers = blockrls::Buffers{m.P.get(), m.w0.get(), m.U.get(), m.V.get(), m.Z.get(), m.G.get(), m.H.get(), m.A.get(),
                                   m.C.get(), m.b.get(), m.s.get(), m.y0.get(), m.d.get(), m.paused.get(), m.stepLambda.get(),
                                   m.traceParts.get(), m.state.get()};
@@ -145,19 +154,14 @@ void GpuBlockRls::reset()
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
     for (auto* buffer : {&m.G, &m.H, &m.A, &m.C, &m.b, &m.s, &m.y0, &m.d, &m.stepLambda, &m.traceParts})
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
-    blockrls::State initial{};
-    initial.mu = 1.0;
-    initial.lambdaNow = m.settings.lambda;
-    initial.pendingMu = 1.0f;
-    initial.reinitP = 1; // the first block's start writes P = I / delta
-    const std::vector<blockrls::State> states(m.streams(), initial);
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get(), states.data(), states.size() * sizeof(initial), cudaMemcpyHostToDevice, s));
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get(), m.initialStates.data(), m.initialStates.size() * sizeof(blockrls::State),
+                                     cudaMemcpyHostToDevice, s));
     m.stream.synchronize();
     m.side = 0;
     m.lastCall = 0;
     m.columns = 0;
     m.sinceCheck = 0;
-    m.sanitised.assign(m.streams(), 0);
+    std::fill(m.sanitised.begin(), m.sanitised.end(), 0);
 }
 
 void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool adapting)
@@ -251,7 +255,7 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
 void GpuBlockRls::Impl::run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting)
 {
     if (geometry.taps == 0)
-        throw std::logic_error("GpuBlockRls::process before prepare");
+        throw std::logic_error("GpuBlockRls: process or processBatch before prepare");
     const std::size_t C = static_cast<std::size_t>(geometry.channels);
     double ms = 0.0;
     for (std::size_t done = 0; done < samples;) {
@@ -291,9 +295,8 @@ void GpuBlockRls::copyWeights(float* out, std::size_t count, int stream) const
         throw std::out_of_range("GpuBlockRls::copyWeights: more weights asked than taps");
     if (stream < 0 || stream >= m.geometry.streams)
         throw std::out_of_range("GpuBlockRls::copyWeights: no stream " + std::to_string(stream));
-    blockrls::currentWeights(m.geometry, m.buffers, m.columns, m.weights.get(), m.stream.get());
-    const float* source = m.weights.get() + static_cast<std::size_t>(stream) * static_cast<std::size_t>(m.geometry.stride);
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), source, count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
+    blockrls::currentWeights(m.geometry, m.buffers, stream, m.columns, m.weights.get(), m.stream.get());
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), m.weights.get(), count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
     m.stream.synchronize();
     std::copy(m.hostWeights.get(), m.hostWeights.get() + count, out);
 }

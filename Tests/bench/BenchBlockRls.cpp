@@ -20,6 +20,7 @@
 
 #include "BenchRegistry.h"
 #include "BenchReport.h"
+#include "Percentile.h"
 #include "RlsDeviceProbes.h"
 #include "common/GpuDevice.h"
 #include "rls/GpuBlockRls.h"
@@ -102,8 +103,7 @@ CallTimes measureCalls(quell::gpu::GpuBlockRls& b, int streams, std::size_t call
         if (c >= 0)
             us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
-    std::sort(us.begin(), us.end());
-    return {us[us.size() / 2], us[std::min(us.size() - 1, static_cast<std::size_t>(0.999 * static_cast<double>(us.size())))], us.back()};
+    return {quell::bench::percentile(us, 0.5), quell::bench::percentile(us, 0.999), quell::bench::percentile(us, 1.0)};
 }
 
 } // namespace

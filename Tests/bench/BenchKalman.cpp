@@ -17,6 +17,7 @@
 
 #include "BenchRegistry.h"
 #include "BenchReport.h"
+#include "Percentile.h"
 #include "RlsDeviceProbes.h"
 #include "common/GpuDevice.h"
 #include "dsp/Pbfdkf.h"
@@ -26,12 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double percentile(std::vector<double> v, double q)
-{
-    std::sort(v.begin(), v.end());
-    const std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())));
-    return v[i];
-}
+using quell::bench::percentile;
 
 // A pool of distinct streams' signals (a far end of coloured noise and its echo through a short decaying
 // path), which the batch's streams take in turn: the kernel's work does not depend on the content.

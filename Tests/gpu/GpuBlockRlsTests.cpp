@@ -100,6 +100,18 @@ std::vector<float> runTwin(const RlsSettings& s, int k, const Echo& c)
     return e;
 }
 
+// Samples [from, from + n) of each of `streams` planar signals of `length` samples (`width` values a
+// sample: the far-end channels), planar: a batch call's buffer.
+std::vector<float> sliceStreams(const std::vector<float>& all, std::size_t streams, std::size_t length, std::size_t width,
+                                std::size_t from, std::size_t n)
+{
+    std::vector<float> slice(streams * n * width);
+    for (std::size_t i = 0; i < streams; ++i)
+        std::copy_n(all.begin() + static_cast<std::ptrdiff_t>((i * length + from) * width), n * width,
+                    slice.begin() + static_cast<std::ptrdiff_t>(i * n * width));
+    return slice;
+}
+
 bool allFinite(const std::vector<float>& v)
 {
     return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
@@ -330,12 +342,8 @@ TEST_CASE("GPU block RLS: every stream of a batch outputs what a filter of its o
         // The batch in calls of 1000 then 37 samples, cycled: planar buffers of each call's length.
         for (std::size_t pos = 0, call = 0; pos < samples; ++call) {
             const std::size_t n = std::min(samples - pos, call % 2 == 0 ? std::size_t{1000} : std::size_t{37});
-            std::vector<float> m(S * n), r(S * n * C), o(S * n);
-            for (std::size_t i = 0; i < S; ++i) {
-                std::copy_n(mic.begin() + static_cast<std::ptrdiff_t>(i * samples + pos), n, m.begin() + static_cast<std::ptrdiff_t>(i * n));
-                std::copy_n(ref.begin() + static_cast<std::ptrdiff_t>((i * samples + pos) * C), n * C,
-                            r.begin() + static_cast<std::ptrdiff_t>(i * n * C));
-            }
+            const std::vector<float> m = sliceStreams(mic, S, samples, 1, pos, n), r = sliceStreams(ref, S, samples, C, pos, n);
+            std::vector<float> o(S * n);
             batch.processBatch(m.data(), r.data(), o.data(), n);
             for (std::size_t i = 0; i < S; ++i)
                 std::copy_n(o.begin() + static_cast<std::ptrdiff_t>(i * n), n, out.begin() + static_cast<std::ptrdiff_t>(i * samples + pos));
@@ -376,12 +384,8 @@ TEST_CASE("GPU block RLS: restarting one stream of a batch leaves the others bit
         std::copy(echoes[i].x.begin(), echoes[i].x.end(), ref.begin() + static_cast<std::ptrdiff_t>(i * samples));
     }
     auto planar = [&](std::size_t from, std::size_t n, std::vector<float>& m, std::vector<float>& r) {
-        m.resize(streams * n);
-        r.resize(streams * n);
-        for (std::size_t i = 0; i < streams; ++i) {
-            std::copy_n(mic.begin() + static_cast<std::ptrdiff_t>(i * samples + from), n, m.begin() + static_cast<std::ptrdiff_t>(i * n));
-            std::copy_n(ref.begin() + static_cast<std::ptrdiff_t>(i * samples + from), n, r.begin() + static_cast<std::ptrdiff_t>(i * n));
-        }
+        m = sliceStreams(mic, streams, samples, 1, from, n);
+        r = sliceStreams(ref, streams, samples, 1, from, n);
     };
     std::vector<float> m, r, o1(streams * split), o2(streams * (samples - split));
     GpuBlockRls restarted, plain;
