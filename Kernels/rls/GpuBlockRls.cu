@@ -37,8 +37,15 @@ struct GpuBlockRls::Impl {
     double lastMs = 0.0;
 
     std::size_t streams() const { return static_cast<std::size_t>(geometry.streams); }
-    // n samples of every stream: stream s's at micIn + s x pitch, refIn + s x pitch x channels, outOut + s x pitch.
-    void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting);
+    // What happens between the two parts of a processSplit() call.
+    struct Split {
+        std::size_t at = 0;
+        bool restart = false, adaptAfter = true;
+    };
+    // n samples of every stream: stream s's at micIn + s x pitch, refIn + s x pitch x channels, outOut + s x pitch;
+    // with a split, stream 0's weights at split->at land in hostWeights.
+    void runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting,
+                  const Split* split = nullptr);
     // Loops over calls of at most maxCall samples.
     void run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting);
     void runSteps(int begin, int end, std::size_t offset, bool adapting);
@@ -198,7 +205,8 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
     }
 }
 
-void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting)
+void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* outOut, std::size_t pitch, std::size_t n, bool adapting,
+                                 const Split* split)
 {
     const blockrls::Geometry& g = geometry;
     const std::size_t C = static_cast<std::size_t>(g.channels), L = static_cast<std::size_t>(g.length), N = streams();
@@ -237,12 +245,29 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
     side = next;
     lastCall = n;
     start.record(s);
+    // At the split, in the stream's order and with no wait: what copyWeights(), restartCovariance() and
+    // setAdaptation() would do between two calls.
+    auto atSplit = [&] {
+        blockrls::currentWeights(g, buffers, 0, columns, weights.get(), s);
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(hostWeights.get(), weights.get(), static_cast<std::size_t>(g.taps) * sizeof(float),
+                                         cudaMemcpyDeviceToHost, s));
+        if (split->restart) {
+            blockrls::finishBlock(g, buffers, columns, true, s);
+            columns = 0;
+        }
+        adapting = split->adaptAfter;
+    };
     for (std::size_t pos = 0; pos < n;) {
+        if (split != nullptr && pos == split->at)
+            atSplit();
+        const std::size_t limit = split != nullptr && pos < split->at ? split->at : n;
         const int begin = columns;
-        const int end = begin + static_cast<int>(std::min<std::size_t>(n - pos, static_cast<std::size_t>(g.block - begin)));
+        const int end = begin + static_cast<int>(std::min<std::size_t>(limit - pos, static_cast<std::size_t>(g.block - begin)));
         runSteps(begin, end, pos, adapting);
         pos += static_cast<std::size_t>(end - begin);
     }
+    if (split != nullptr && split->at == n)
+        atSplit();
     stop.record(s);
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostOut.get(), maxCall * sizeof(float), out.get(), maxCall * sizeof(float), n * sizeof(float), N,
                                        cudaMemcpyDeviceToHost, s));
@@ -273,6 +298,36 @@ void GpuBlockRls::process(const float* mic, const float* ref, float* out, std::s
         throw std::logic_error("GpuBlockRls::process: this filter runs " + std::to_string(impl_->geometry.streams)
                                + " streams: use processBatch");
     impl_->run(mic, ref, out, samples, adapting_);
+}
+
+void GpuBlockRls::processSplit(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t split, bool restart,
+                               bool adaptAfter, float* weightsOut, std::size_t count)
+{
+    Impl& m = *impl_;
+    if (m.geometry.taps == 0)
+        throw std::logic_error("GpuBlockRls: processSplit before prepare");
+    if (m.geometry.streams > 1)
+        throw std::logic_error("GpuBlockRls::processSplit: this filter runs " + std::to_string(m.geometry.streams)
+                               + " streams: use processBatch");
+    if (split > samples)
+        throw std::out_of_range("GpuBlockRls::processSplit: the split is after the last sample");
+    if (count > static_cast<std::size_t>(m.geometry.taps))
+        throw std::out_of_range("GpuBlockRls::processSplit: more weights asked than taps");
+    if (samples > m.maxCall) {
+        // Longer than one call: the pieces in turn (more than one round trip, as before).
+        const std::size_t C = static_cast<std::size_t>(m.geometry.channels);
+        process(mic, ref, out, split);
+        copyWeights(weightsOut, count);
+        if (restart)
+            restartCovariance();
+        setAdaptation(adaptAfter);
+        process(mic + split, ref + split * C, out + split, samples - split);
+        return;
+    }
+    const Impl::Split at{split, restart, adaptAfter};
+    m.runChunk(mic, ref, out, samples, samples, adapting_, &at);
+    adapting_ = adaptAfter;
+    std::copy(m.hostWeights.get(), m.hostWeights.get() + count, weightsOut);
 }
 
 void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples)

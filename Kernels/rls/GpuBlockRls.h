@@ -40,6 +40,13 @@ public:
     void reset();
     // One stream: mic = d, ref = x (settings.channels interleaved), out = e; out may alias mic.
     void process(const float* mic, const float* ref, float* out, std::size_t samples);
+    // One stream: process() over [0, split) and [split, samples) with, between the two, the weights copied
+    // into weightsOut (as copyWeights(weightsOut, count)), P restarted if `restart` (restartCovariance())
+    // and adaptation set to adaptAfter; the same samples as those calls, in one round trip to the device
+    // (the echo canceller's segment ends: aec::LinearEchoFilter::processSplit). Calls longer than maxCall
+    // take the calls in turn.
+    void processSplit(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t split, bool restart,
+                      bool adaptAfter, float* weightsOut, std::size_t count);
     // Every stream, `samples` each, planar: stream s at mic + s x samples, ref + s x samples x channels
     // (its far-end channels interleaved), out + s x samples. out may alias mic.
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);

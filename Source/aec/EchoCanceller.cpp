@@ -58,8 +58,10 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
     controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
     controls_.comfortNoise = settings.suppressor.comfortNoise;
     micScratch_.assign(maxBlock, 0.0f);
-    micLessDistortion_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
-    distortionScratch_.assign(settings.distortionFilter ? static_cast<std::size_t>(fg.segmentSamples) : 0, 0.0f);
+    micLessDistortion_.assign(settings.distortionFilter ? maxBlock : 0, 0.0f);
+    distortionScratch_.assign(settings.distortionFilter ? maxBlock : 0, 0.0f);
+    backgroundScratch_.assign(maxBlock, 0.0f);
+    weightsAtSplit_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
     refScratch_.assign(maxBlock * channels, 0.0f);
     refInterleaved_.assign(channels > 1 ? maxBlock * channels : 0, 0.0f);
     downmix_.assign(channels > 1 ? maxBlock : 0, 0.0f);
@@ -163,56 +165,13 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         // samples whatever the block size.
         for (std::size_t at = 0; at < n;) {
             const std::size_t k = std::min(n - at, static_cast<std::size_t>(foreground_.samplesToSegmentEnd()));
-            const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
-            const auto ok = o.subspan(at, k);
-            // The loudspeaker's distortion, as far as it is fitted, comes off the microphone before the
-            // linear filters: they then learn the room from an echo their model explains (fitting it
-            // after them instead took 3 dB off the distortion, 18 dB under the echo: the filter that
-            // gives the distortion's regressors their room had itself been pulled by it).
-            const bool foregroundOut = foregroundMakesOutput();
-            const bool distortion = settings_.distortionFilter && foregroundOut;
-            std::span<const float> heard = mk;
-            if (distortion) {
-                const std::span<float> nl(distortionScratch_.data(), k);
-                distortion_.estimate(rk, foreground_.weights(), nl);
-                for (std::size_t i = 0; i < k; ++i)
-                    micLessDistortion_[i] = mk[i] - nl[i];
-                heard = std::span<const float>(micLessDistortion_.data(), k);
-            } else if (settings_.distortionFilter) {
-                distortion_.skip(rk);   // its far-end history stays current for when the foreground is back
-            }
-            if (channels == 1)
-                filter_->process(heard, rk, ok);
-            else
-                filter_->processInterleaved(heard, rk, ok);
-            if (foregroundOut)
-                foreground_.process(heard, rk, ok, ok, *filter_);
-            else
-                foreground_.skip(k);
-            if (distortion)
-                distortion_.observe(mk, ok);
-            for (std::size_t i = 0; i < k; ++i) {
-                segMic_ += double(mk[i]) * mk[i];
-                segOut_ += double(ok[i]) * ok[i];
-                const double estimate = double(mk[i]) - ok[i];
-                segEstimate_ += estimate * estimate;
-            }
-            for (float x : rk)
-                segRef_ += double(x) * x;
-            at += k;
-            if (foreground_.samplesToSegmentEnd() == foreground_.segmentSamples()) {
-                aligner_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples(), *this);
-                if (settings_.restartOnPathChange && plan_.spec.channels == 1 && controls_.adapt
-                    && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples())) {
-                    filter_->restartCovariance();
-                    foreground_.backgroundRestarted();
-                }
-                const bool learnt = adapting_ && controls_.adapt;
-                adapting_ = gate_.segment(segMic_, segRef_, segOut_, segEstimate_);
-                filter_->setAdaptation(adapting_);
-                if (settings_.distortionFilter)
-                    distortion_.segmentEnd(learnt, adapting_ && controls_.adapt);
-                segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
+            if (at + k < n && foregroundMakesOutput()) {
+                const std::size_t after = std::min(n - at - k, static_cast<std::size_t>(foreground_.segmentSamples()));
+                processAcrossSegmentEnd(m, r, o, at, k, after);
+                at += k + after;
+            } else {
+                processWithinSegment(m, r, o, at, k);
+                at += k;
             }
         }
         guard_.process(m, o);
@@ -231,6 +190,118 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
             suppressor_.process(m, o, std::span<const float>(lagged, n), o);
         }
     }
+}
+
+std::span<const float> EchoCanceller::heardPart(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k)
+{
+    // The loudspeaker's distortion, as far as it is fitted, comes off the microphone before the linear
+    // filters: they then learn the room from an echo their model explains (fitting it after them instead
+    // took 3 dB off the distortion, 18 dB under the echo: the filter that gives the distortion's
+    // regressors their room had itself been pulled by it).
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
+    const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
+    if (settings_.distortionFilter && foregroundMakesOutput()) {
+        const std::span<float> nl(distortionScratch_.data() + at, k);
+        distortion_.estimate(rk, foreground_.weights(), nl);
+        for (std::size_t i = 0; i < k; ++i)
+            micLessDistortion_[at + i] = mk[i] - nl[i];
+        return {micLessDistortion_.data() + at, k};
+    }
+    if (settings_.distortionFilter)
+        distortion_.skip(rk);   // its far-end history stays current for when the foreground is back
+    return mk;
+}
+
+void EchoCanceller::observeOutput(std::span<const float> mk, std::span<const float> rk, std::span<const float> ok)
+{
+    if (settings_.distortionFilter && foregroundMakesOutput())
+        distortion_.observe(mk, ok);
+    for (std::size_t i = 0; i < mk.size(); ++i) {
+        segMic_ += double(mk[i]) * mk[i];
+        segOut_ += double(ok[i]) * ok[i];
+        const double estimate = double(mk[i]) - ok[i];
+        segEstimate_ += estimate * estimate;
+    }
+    for (float x : rk)
+        segRef_ += double(x) * x;
+}
+
+bool EchoCanceller::concludeSegment()
+{
+    aligner_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples(), *this);
+    const bool pathChanged = settings_.restartOnPathChange && plan_.spec.channels == 1 && controls_.adapt
+                             && pathChange_.segment(segMic_, segOut_, segEstimate_, segRef_, foreground_.segmentSamples());
+    const bool learnt = adapting_ && controls_.adapt;
+    adapting_ = gate_.segment(segMic_, segRef_, segOut_, segEstimate_);
+    if (settings_.distortionFilter)
+        distortion_.segmentEnd(learnt, adapting_ && controls_.adapt);
+    segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
+    return pathChanged;
+}
+
+void EchoCanceller::processWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
+                                         std::size_t k)
+{
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
+    const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
+    const std::span<float> ok = o.subspan(at, k);
+    const std::span<const float> heard = heardPart(m, r, at, k);
+    if (channels == 1)
+        filter_->process(heard, rk, ok);
+    else
+        filter_->processInterleaved(heard, rk, ok);
+    if (foregroundMakesOutput())
+        foreground_.process(heard, rk, ok, ok, *filter_);
+    else
+        foreground_.skip(k);
+    observeOutput(mk, rk, ok);
+    endSegmentIfDue();
+}
+
+void EchoCanceller::endSegmentIfDue()
+{
+    if (foreground_.samplesToSegmentEnd() != foreground_.segmentSamples())
+        return;
+    if (concludeSegment()) {
+        filter_->restartCovariance();
+        foreground_.backgroundRestarted();
+    }
+    filter_->setAdaptation(adapting_);
+}
+
+void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
+                                            std::size_t before, std::size_t after)
+{
+    // The foreground makes the output, so everything the segment's end decides for the adaptive filter
+    // (the gate's verdict, a path change's restart) follows from the foreground's output and not from
+    // the filter's: the foreground runs ahead to the segment's end, the decisions are taken, and the
+    // filter then runs over both sides in one call (on the GPU one round trip to the device, where
+    // separate calls cost a round trip each and, on a GPU another process uses, a time slice each:
+    // Source/engine/NOTES.md). Only the foreground's own snapshot decision needs the filter's error; it
+    // comes after the call, with the filter's weights as they were at the segment's end. The samples and
+    // every decision are those of processWithinSegment over the two parts.
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
+    const std::size_t n = before + after;
+    const std::span<const float> heardBefore = heardPart(m, r, at, before);
+    const std::span<const float> mb = m.subspan(at, before), rb = r.subspan(at * channels, before * channels);
+    const std::span<float> ob = o.subspan(at, before);
+    foreground_.processAhead(heardBefore, rb, ob);
+    observeOutput(mb, rb, ob);
+    const bool pathChanged = concludeSegment();
+    const std::span<const float> heardAfter = heardPart(m, r, at + before, after);
+    // One span for the filter: both parts are the microphone's samples, or both the distortion's remainder.
+    const std::span<const float> heard(heardBefore.data(), n);
+    const std::span<float> background(backgroundScratch_.data(), n);
+    filter_->processSplit(heard, r.subspan(at * channels, n * channels), background, before, pathChanged, adapting_, weightsAtSplit_);
+    foreground_.catchUp(background.first(before), weightsAtSplit_);
+    if (pathChanged)
+        foreground_.backgroundRestarted();
+    const std::span<const float> ma = m.subspan(at + before, after), ra = r.subspan((at + before) * channels, after * channels);
+    const std::span<float> oa = o.subspan(at + before, after);
+    std::copy(background.begin() + static_cast<std::ptrdiff_t>(before), background.end(), oa.begin());
+    foreground_.process(heardAfter, ra, oa, oa, *filter_);
+    observeOutput(ma, ra, oa);
+    endSegmentIfDue();
 }
 
 void EchoCanceller::setControls(const CancellerControls& c)

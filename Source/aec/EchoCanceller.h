@@ -113,13 +113,33 @@ private:
     std::span<const float> farEndSum(std::size_t n);
     // The canceller's own segment energies to zero (prepare and reset; the parts reset themselves).
     void clearRunningState();
+    // The block's samples [at, at + k) of m (high-passed) and r (aligned, interleaved), o the output:
+    // within one segment (a filter call, then the foreground), or a segment's end `before` samples in
+    // with `after` more samples behind it (one filter call for both sides).
+    void processWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at, std::size_t k);
+    void processAcrossSegmentEnd(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
+                                 std::size_t before, std::size_t after);
+    // What the linear filters hear of m's samples [at, at + k): the microphone, less the loudspeaker's
+    // distortion where that stage runs.
+    std::span<const float> heardPart(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k);
+    // The output's samples into the distortion stage and the segment's energies.
+    void observeOutput(std::span<const float> mk, std::span<const float> rk, std::span<const float> ok);
+    // The segment's end: the aligner's, the path-change detector's, the gate's (adapting_) and the
+    // distortion stage's verdicts. Returns whether the echo path changed; the caller restarts the filter
+    // and sets its adaptation at the right sample.
+    bool concludeSegment();
+    // At a segment's end with the filter there: concludeSegment(), then the restart and the adaptation
+    // it asks of the filter.
+    void endSegmentIfDue();
 
     EchoCancellerSettings settings_{};
     FilterPlan plan_{};
     std::unique_ptr<LinearEchoFilter> filter_;
     dsp::BiquadCascade<float> micHighPass_, refHighPass_[kMaxFarEndChannels];
     std::vector<float> micScratch_;
-    std::vector<float> micLessDistortion_, distortionScratch_;   // one segment each
+    std::vector<float> micLessDistortion_, distortionScratch_;   // a block each, at the block's offsets
+    std::vector<float> backgroundScratch_;   // the adaptive filter's error across a segment's end
+    std::vector<float> weightsAtSplit_;      // and its weights at that end
     std::vector<float> refScratch_;       // planar: channel c at [c * maxBlock, (c + 1) * maxBlock)
     std::vector<float> refInterleaved_;   // the filters' input with several far-end channels
     std::vector<float> downmix_;          // for the delay estimator, with several far-end channels

@@ -65,6 +65,28 @@ void ForegroundEchoFilter::copyFrom(const LinearEchoFilter& source)
     restarted_ = false;
 }
 
+float ForegroundEchoFilter::step(float d, const float* ref)
+{
+    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    const std::size_t taps = w_.size() / channels;
+    // line_[c * 2 taps + pos_ + k] = x_c(n - k): newest first, as the RLS regressor u(n).
+    pos_ = pos_ == 0 ? taps - 1 : pos_ - 1;
+    for (std::size_t c = 0; c < channels; ++c) {
+        float* line = &line_[c * 2 * taps];
+        line[pos_] = ref[c];
+        line[pos_ + taps] = ref[c];
+    }
+    const float ef = d - filter(w_);
+    segMic_ += double(d) * d;
+    segFg_ += double(ef) * ef;
+    if (probing_) {
+        const float ec = d - filter(candidate_);
+        segCandidate_ += double(ec) * ec;
+    }
+    ++inSegment_;
+    return ef;
+}
+
 void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const float> ref,
                                    std::span<const float> background, std::span<float> out,
                                    const LinearEchoFilter& source)
@@ -72,37 +94,47 @@ void ForegroundEchoFilter::process(std::span<const float> mic, std::span<const f
     const std::size_t channels = static_cast<std::size_t>(settings_.channels);
     if (ref.size() != mic.size() * channels || background.size() != mic.size() || out.size() < mic.size())
         throw std::invalid_argument("ForegroundEchoFilter::process: lengths differ");
-    const std::size_t taps = w_.size() / channels;
+    if (inSegment_ == settings_.segmentSamples && !mic.empty())
+        throw std::logic_error("ForegroundEchoFilter::process: processAhead() ended a segment; catchUp() first");
     for (std::size_t n = 0; n < mic.size(); ++n) {
-        // line_[c * 2 taps + pos_ + k] = x_c(n - k): newest first, as the RLS regressor u(n).
-        pos_ = pos_ == 0 ? taps - 1 : pos_ - 1;
-        for (std::size_t c = 0; c < channels; ++c) {
-            float* line = &line_[c * 2 * taps];
-            line[pos_] = ref[n * channels + c];
-            line[pos_ + taps] = ref[n * channels + c];
-        }
-        const float d = mic[n], eb = background[n];
-        const float ef = d - filter(w_);
-        segMic_ += double(d) * d;
-        segFg_ += double(ef) * ef;
+        const float eb = background[n];   // read before out[n], which may alias it
+        out[n] = step(mic[n], &ref[n * channels]);
         segBg_ += double(eb) * eb;
-        if (probing_) {
-            const float ec = d - filter(candidate_);
-            segCandidate_ += double(ec) * ec;
+        if (inSegment_ == settings_.segmentSamples) {
+            concludeProbation();
+            decideSnapshot([&](std::vector<float>& into) { source.copyWeights(into); });
         }
-        out[n] = ef;
-        if (++inSegment_ == settings_.segmentSamples)
-            endSegment(source);
     }
 }
 
-void ForegroundEchoFilter::endSegment(const LinearEchoFilter& source)
+void ForegroundEchoFilter::processAhead(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
 {
-    const double below = restarted_ ? settings_.copyAfterRestartBelow : settings_.copyWhenBelow;
+    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
+    if (ref.size() != mic.size() * channels || out.size() < mic.size())
+        throw std::invalid_argument("ForegroundEchoFilter::processAhead: lengths differ");
+    if (mic.size() > static_cast<std::size_t>(samplesToSegmentEnd()))
+        throw std::invalid_argument("ForegroundEchoFilter::processAhead: past the segment's end");
+    for (std::size_t n = 0; n < mic.size(); ++n)
+        out[n] = step(mic[n], &ref[n * channels]);
+    if (inSegment_ == settings_.segmentSamples)
+        concludeProbation();
+}
+
+void ForegroundEchoFilter::catchUp(std::span<const float> background, std::span<const float> weightsAtSegmentEnd)
+{
+    for (const float eb : background)
+        segBg_ += double(eb) * eb;
+    if (inSegment_ == settings_.segmentSamples)
+        decideSnapshot([&](std::vector<float>& into) { copyPadded(weightsAtSegmentEnd, into); });
+}
+
+void ForegroundEchoFilter::concludeProbation()
+{
+    below_ = restarted_ ? settings_.copyAfterRestartBelow : settings_.copyWhenBelow;
     // Good: the foreground reduces the microphone by goodForegroundDb, or its output is near its own
     // quietest segments (at 10 dB of echo-to-noise a good filter's output is noise, 10 dB under the
     // microphone, and good all the same). Otherwise: double talk, a path change, or still converging.
-    const bool good = !restarted_ && (segFg_ <= goodForeground_ * segMic_ || segFg_ <= 4.0 * floor_);
+    good_ = !restarted_ && (segFg_ <= goodForeground_ * segMic_ || segFg_ <= 4.0 * floor_);
     if (probing_) {
         // The snapshot, held still, against the foreground on the same samples, over probationSegments_.
         // Where the foreground leaves much of the microphone, a snapshot that has learnt the near end along
@@ -120,7 +152,7 @@ void ForegroundEchoFilter::endSegment(const LinearEchoFilter& source)
         const bool worse = segCandidate_ > segFg_;
         if (worse || ++probed_ >= probationSegments_) {
             probing_ = false;
-            const double needed = restarted_ ? below : probeGood_ ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
+            const double needed = restarted_ ? below_ : probeGood_ ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
             if (copying_ && !worse && probeCandidate_ <= needed * probeFg_) {
                 std::swap(w_, candidate_);
                 ++copies_;
@@ -133,14 +165,19 @@ void ForegroundEchoFilter::endSegment(const LinearEchoFilter& source)
     }
     // The quietest segments rise by 1 dB/s.
     floor_ = floor_ < 0.0 || segFg_ < floor_ ? segFg_ : floor_ * 1.0023;
-    better_ = segBg_ < below * segFg_ ? better_ + 1 : 0;
-    refine_ = good && segBg_ <= settings_.refineWhenBelow * segFg_ ? refine_ + 1 : 0;
+}
+
+template <typename CopyWeights>
+void ForegroundEchoFilter::decideSnapshot(CopyWeights&& copy)
+{
+    better_ = segBg_ < below_ * segFg_ ? better_ + 1 : 0;
+    refine_ = good_ && segBg_ <= settings_.refineWhenBelow * segFg_ ? refine_ + 1 : 0;
     // After a restart the bar is 10 dB: one segment over it is evidence enough to go on probation.
     const int after = restarted_ ? 1 : settings_.copyAfterSegments;
     if (copying_ && !probing_ && (better_ >= after || refine_ >= settings_.refineAfterSegments)) {
-        source.copyWeights(candidate_);
+        copy(candidate_);
         probing_ = true;
-        probeGood_ = good;
+        probeGood_ = good_;
         probed_ = 0;
         probeFg_ = probeCandidate_ = 0.0;
         better_ = refine_ = 0;

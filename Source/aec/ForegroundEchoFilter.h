@@ -69,6 +69,17 @@ public:
     void process(std::span<const float> mic, std::span<const float> ref, std::span<const float> background,
                  std::span<float> out, const LinearEchoFilter& source);
 
+    // process() in two halves, for a caller that runs the background once over a segment's end and the
+    // samples after it (EchoCanceller: one GPU round trip per host block). What the foreground outputs,
+    // and the probation's verdict at the segment's end, do not depend on the background's error; only
+    // the decision to take a new snapshot does. processAhead(): the output for samples up to the
+    // segment's end at most, and at the end the probation's verdict. Then, once the background has run
+    // over the same samples, catchUp(): its a-priori errors for them, and its weights as they were at
+    // the segment's end (read only if a snapshot is due; taps x channels long). Together they leave the
+    // foreground exactly as process() would.
+    void processAhead(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
+    void catchUp(std::span<const float> background, std::span<const float> weightsAtSegmentEnd);
+
     // Samples left in the current segment. The caller runs the background no further than this before
     // calling process(), so that a copy takes the background's weights as they are at the segment's
     // end, whatever the block size (the output does not depend on how the host splits the signal).
@@ -92,8 +103,14 @@ public:
 private:
     // The output of weights w for the regressor of this sample.
     float filter(const std::vector<float>& w) const;
-    // The segment's comparisons: the probation's verdict, then whether to take a new snapshot.
-    void endSegment(const LinearEchoFilter& source);
+    // One sample: the far-end line, the foreground's (and a candidate's) error and the segment's energies
+    // but the background's.
+    float step(float d, const float* ref);
+    // The segment's comparisons: the probation's verdict (concludeProbation), then whether to take a new
+    // snapshot (decideSnapshot, which reads the background's weights through `copy` only if one is due).
+    void concludeProbation();
+    template <typename CopyWeights>
+    void decideSnapshot(CopyWeights&& copy);
 
     ForegroundSettings settings_{};
     std::vector<float> w_, candidate_;
@@ -110,6 +127,9 @@ private:
     bool probing_ = false;
     bool copying_ = true;
     bool restarted_ = false;
+    // concludeProbation()'s view for decideSnapshot(): taken before the verdict, as the segment saw it.
+    double below_ = 0.0;
+    bool good_ = false;
 };
 
 } // namespace quell::aec

@@ -38,6 +38,14 @@ public:
     {
         rls_.process(mic.data(), ref.data(), out.data(), mic.size());
     }
+    // One round trip to the device for both sides of the canceller's segment end.
+    void processSplit(std::span<const float> mic, std::span<const float> ref, std::span<float> out, std::size_t split,
+                      bool restartAtSplit, bool adaptAfter, std::span<float> weightsAtSplit) override
+    {
+        const std::size_t n = std::min(weightsAtSplit.size(), static_cast<std::size_t>(rls_.taps()));
+        rls_.processSplit(mic.data(), ref.data(), out.data(), mic.size(), split, restartAtSplit, adaptAfter, weightsAtSplit.data(), n);
+        std::fill(weightsAtSplit.begin() + static_cast<std::ptrdiff_t>(n), weightsAtSplit.end(), 0.0f);
+    }
     void reset() override { rls_.reset(); }
     int taps() const override { return tapsPerChannel_; }
     int channels() const override { return farEndChannels_; }

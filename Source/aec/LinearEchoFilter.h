@@ -29,6 +29,28 @@ public:
     {
         process(mic, ref, out);
     }
+    // Two runs of samples in one call: [0, split) as process() would, then the weights as they are there
+    // into weightsAtSplit (as copyWeights()), the covariance restarted there if restartAtSplit, adaptation
+    // set to adaptAfter, and [split, size) (ref: the channels interleaved, as processInterleaved()). The
+    // same as those calls one after the other; the GPU filter makes it one round trip to the device
+    // instead of two or three (EchoCanceller: a segment's end inside a host block).
+    virtual void processSplit(std::span<const float> mic, std::span<const float> ref, std::span<float> out, std::size_t split,
+                              bool restartAtSplit, bool adaptAfter, std::span<float> weightsAtSplit)
+    {
+        const std::size_t c = static_cast<std::size_t>(channels());
+        auto run = [&](std::size_t from, std::size_t to) {
+            if (c == 1)
+                process(mic.subspan(from, to - from), ref.subspan(from, to - from), out.subspan(from, to - from));
+            else
+                processInterleaved(mic.subspan(from, to - from), ref.subspan(from * c, (to - from) * c), out.subspan(from, to - from));
+        };
+        run(0, split);
+        copyWeights(weightsAtSplit);
+        if (restartAtSplit)
+            restartCovariance();
+        setAdaptation(adaptAfter);
+        run(split, mic.size());
+    }
     virtual void reset() = 0;
     // The length per far-end channel, and the far-end channels (weights() holds taps() x channels()).
     virtual int taps() const = 0;

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 
 #include "aec/ForegroundEchoFilter.h"
 #include "support/Signals.h"
@@ -157,4 +159,54 @@ TEST_CASE("ForegroundEchoFilter keeps a long filter's snapshot on probation for 
             CHECK(fg.copies() >= 1);
         }
     }
+}
+
+TEST_CASE("ForegroundEchoFilter run ahead of its background and caught up equals process(), bit for bit", "[aec][twopath]")
+{
+    // 30 segments: the echo path changes at segment 12 and the background's weights follow it at 14;
+    // its error is small, then large (double talk) from segment 20 to 24. Copies, refinements and
+    // rejected probations all happen. One foreground takes each segment in one process() call; the
+    // other takes an awkward first part with process() and the rest with processAhead(), then catchUp()
+    // with the background's weights as they were at the segment's end.
+    const int taps = 96, seg = 160, segments = 30, n = segments * seg;
+    const auto h1 = test::randomSystem(taps, 51, 0.9), h2 = test::randomSystem(taps, 52, 0.9);
+    const auto xd = test::whiteNoise(n, 53, 0.1);
+    const auto y1 = test::convolve(std::span<const double>(xd), std::span<const double>(h1));
+    const auto y2 = test::convolve(std::span<const double>(xd), std::span<const double>(h2));
+    const auto near = test::whiteNoise(n, 54, 0.05);
+    std::vector<float> x(xd.begin(), xd.end()), mic(n), bg(n);
+    for (int i = 0; i < n; ++i) {
+        const int segment = i / seg;
+        const bool talk = segment >= 20 && segment < 25;
+        mic[i] = static_cast<float>((segment < 12 ? y1[i] : y2[i]) + (talk ? near[i] : 0.0));
+        bg[i] = static_cast<float>(talk ? 0.8 * near[i] : segment >= 12 && segment < 14 ? mic[i] : 1e-4 * near[i]);
+    }
+    const std::vector<float> w1(h1.begin(), h1.end()), w2(h2.begin(), h2.end());
+    aec::ForegroundSettings s;
+    s.tapsPerChannel = taps;
+    aec::ForegroundEchoFilter whole, ahead;
+    whole.prepare(s);
+    ahead.prepare(s);
+    std::vector<float> outWhole(n), outAhead(n);
+    for (int segment = 0; segment < segments; ++segment) {
+        const FixedWeights background(segment < 14 ? w1 : w2);
+        const std::size_t at = static_cast<std::size_t>(segment * seg), first = static_cast<std::size_t>((37 * segment) % seg);
+        auto part = [&](const std::vector<float>& v, std::size_t from, std::size_t len) { return std::span(v).subspan(at + from, len); };
+        whole.process(part(mic, 0, seg), part(x, 0, seg), part(bg, 0, seg), std::span(outWhole).subspan(at, seg), background);
+        ahead.process(part(mic, 0, first), part(x, 0, first), part(bg, 0, first), std::span(outAhead).subspan(at, first), background);
+        CHECK(ahead.samplesToSegmentEnd() == seg - static_cast<int>(first));
+        ahead.processAhead(part(mic, first, seg - first), part(x, first, seg - first), std::span(outAhead).subspan(at + first, seg - first));
+        // Between the two halves the segment has ended but its snapshot decision waits for the background.
+        CHECK_THROWS_AS(ahead.process(part(mic, 0, 1), part(x, 0, 1), part(bg, 0, 1), std::span(outAhead).subspan(at, 1), background),
+                        std::logic_error);
+        ahead.catchUp(part(bg, first, seg - first), background.weights());
+        CHECK(ahead.samplesToSegmentEnd() == seg);
+    }
+    CHECK(std::memcmp(outWhole.data(), outAhead.data(), outWhole.size() * sizeof(float)) == 0);
+    CHECK(whole.copies() == ahead.copies());
+    CHECK(whole.rejectedCopies() == ahead.rejectedCopies());
+    CHECK(std::memcmp(whole.weights().data(), ahead.weights().data(), whole.weights().size() * sizeof(float)) == 0);
+    INFO("copies " << whole.copies() << ", rejected " << whole.rejectedCopies());
+    CHECK(whole.copies() >= 2);
+    CHECK(whole.rejectedCopies() >= 1);
 }

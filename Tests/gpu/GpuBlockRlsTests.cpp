@@ -311,6 +311,58 @@ TEST_CASE("GpuBlockRls::whyNot is empty exactly where prepare runs, and copyWeig
     CHECK(std::any_of(w.begin(), w.end(), [](float v) { return v != 0.0f; }));
 }
 
+TEST_CASE("GPU block RLS: processSplit gives the bits of its calls one after the other", "[gpu][rls][block-rls]")
+{
+    // Calls of 1 to 300 samples split anywhere (at 0, mid-block, on a block's end, at the call's end),
+    // with a restart at some splits and adaptation switched at others; the weights at the split too.
+    const Echo c = makeEcho(20000, 300, 77, true);
+    const auto s = settingsFor(300);
+    GpuBlockRls joined, apart;
+    joined.prepare(s, 32, 300);
+    apart.prepare(s, 32, 300);
+    std::mt19937 rng(78);
+    std::vector<float> a(c.d.size()), b(c.d.size()), wa(300), wb(300);
+    int restarts = 0, checks = 0;
+    bool adapt = true;
+    for (std::size_t pos = 0, call = 0; pos < c.d.size(); ++call) {
+        const std::size_t n = std::min(c.d.size() - pos, std::uniform_int_distribution<std::size_t>(1, 300)(rng));
+        const std::size_t split = call % 7 == 0 ? 0 : call % 7 == 1 ? n : std::uniform_int_distribution<std::size_t>(0, n)(rng);
+        const bool restart = call % 11 == 3;
+        const bool adaptAfter = call % 13 == 5 ? !adapt : adapt;
+        joined.processSplit(c.d.data() + pos, c.x.data() + pos, a.data() + pos, n, split, restart, adaptAfter, wa.data(), wa.size());
+        apart.process(c.d.data() + pos, c.x.data() + pos, b.data() + pos, split);
+        apart.copyWeights(wb.data(), wb.size());
+        if (restart)
+            apart.restartCovariance();
+        apart.setAdaptation(adaptAfter);
+        apart.process(c.d.data() + pos + split, c.x.data() + pos + split, b.data() + pos + split, n - split);
+        adapt = adaptAfter;
+        restarts += restart ? 1 : 0;
+        ++checks;
+        REQUIRE(wa == wb);
+        pos += n;
+    }
+    INFO(checks << " calls, " << restarts << " restarts");
+    REQUIRE(allFinite(a));
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    CHECK(joined.weights() == apart.weights());
+    CHECK(joined.health().pausedSamples == apart.health().pausedSamples);
+    CHECK(restarts > 5);
+    // Longer than maxCall: the pieces in turn, the same bits.
+    GpuBlockRls longJoined, longApart;
+    longJoined.prepare(s, 32, 100);
+    longApart.prepare(s, 32, 100);
+    std::vector<float> la(1000), lb(1000), lwa(300), lwb(300);
+    longJoined.processSplit(c.d.data(), c.x.data(), la.data(), 1000, 437, true, true, lwa.data(), lwa.size());
+    longApart.process(c.d.data(), c.x.data(), lb.data(), 437);
+    longApart.copyWeights(lwb.data(), lwb.size());
+    longApart.restartCovariance();
+    longApart.process(c.d.data() + 437, c.x.data() + 437, lb.data() + 437, 563);
+    CHECK(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)) == 0);
+    CHECK(lwa == lwb);
+    CHECK_THROWS_AS(longJoined.processSplit(c.d.data(), c.x.data(), la.data(), 10, 11, false, true, lwa.data(), lwa.size()), std::out_of_range);
+}
+
 TEST_CASE("GPU block RLS: every stream of a batch outputs what a filter of its own does, bit for bit", "[gpu][rls][block-rls]")
 {
     // Awkward sizes: N = 300 and a stereo 2 x 77, k = 32 and 48, calls of 1000 and 37 samples; stream 1's
