@@ -35,6 +35,13 @@ fi
 if grep -q "^QUELL_PIPEWIRE:BOOL=ON" "$build/CMakeCache.txt"; then
   [ -n "$(find "$prefix" -path "*/spa-0.2/aec/libspa-aec-quell.so")" ] || fail "spa-0.2/aec/libspa-aec-quell.so missing"
 fi
+if grep -q "^QUELL_GSTREAMER:BOOL=ON" "$build/CMakeCache.txt"; then
+  plugin=$(find "$prefix" -path "*/gstreamer-1.0/libgstquell.so" | head -1)
+  [ -n "$plugin" ] || fail "gstreamer-1.0/libgstquell.so missing"
+  if command -v gst-inspect-1.0 > /dev/null; then
+    GST_PLUGIN_PATH=$(dirname "$plugin") gst-inspect-1.0 quellaec > /dev/null 2>&1 || fail "gst-inspect-1.0 does not find quellaec in the install"
+  fi
+fi
 # The library: a program outside the project builds against the install, through find_package(Quell)
 # and through pkg-config, and cancels an echo.
 [ -n "$(find "$prefix" -path "*/cmake/Quell/QuellConfig.cmake")" ] || fail "QuellConfig.cmake missing"

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The quellaec GStreamer element (Plugin/GStreamer): as gst-launch-1.0 runs it from the plugin path, and
+// in this process through GStreamer's API (its pads, its latency, several instances at once).
+#include <catch2/catch.hpp>
+
+#include <gst/gst.h>
+#include <sndfile.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/RealtimeEngine.h"
+#include "io/WavFile.h"
+#include "support/Signals.h"
+
+namespace fs = std::filesystem;
+using namespace quell;
+
+namespace {
+
+// A 4 s scene at 48 kHz, float WAVs: a coloured far end through a decaying room (2000 taps at 48 kHz,
+// 10 ms of bulk delay), a near end talking in the last second, noise at -70 dB.
+struct Scene {
+    fs::path dir, mic, ref;
+    std::size_t frames = 4 * 48000;
+    std::size_t nearFrom = 3 * 48000;
+};
+
+Scene writeScene(const std::string& name)
+{
+    Scene s;
+    s.dir = fs::temp_directory_path() / ("quell-gst-" + name + "-" + std::to_string(::getpid()));
+    fs::create_directories(s.dir);
+    s.mic = s.dir / "mic.wav";
+    s.ref = s.dir / "ref.wav";
+    const auto x = test::colouredNoise(s.frames, 3, 0.2);
+    auto h = test::randomSystem(2000, 4, 400.0);
+    h.insert(h.begin(), 480, 0.0);
+    const auto y = test::convolve(std::span<const double>(x), std::span<const double>(h));
+    const auto near = test::colouredNoise(s.frames, 5, 0.05), noise = test::whiteNoise(s.frames, 6, 3e-4);
+    std::vector<float> mic(s.frames), ref(s.frames);
+    for (std::size_t i = 0; i < s.frames; ++i) {
+        ref[i] = static_cast<float>(x[i]);
+        mic[i] = static_cast<float>(y[i] + noise[i] + (i >= s.nearFrom ? near[i] : 0.0));
+    }
+    const io::AudioFormat f{48000, 1, SF_FORMAT_WAV | SF_FORMAT_FLOAT, "FLOAT"};
+    io::writeAudioAtomically(s.mic.string(), f, {mic});
+    io::writeAudioAtomically(s.ref.string(), f, {ref});
+    return s;
+}
+
+std::string pipelineFor(const Scene& s, const std::string& out, const std::string& properties)
+{
+    return "quellaec name=aec " + properties + " ! wavenc ! filesink location=" + out + " filesrc location=" + s.mic.string()
+           + " ! wavparse ! audioconvert ! aec.sink filesrc location=" + s.ref.string() + " ! wavparse ! audioconvert ! aec.far";
+}
+
+double energy(const std::vector<float>& v, std::size_t from, std::size_t to)
+{
+    double e = 0.0;
+    for (std::size_t i = from; i < to; ++i)
+        e += double(v[i]) * v[i];
+    return e;
+}
+
+// GStreamer in this process, with the plugin's folder on its path.
+void initGstreamer()
+{
+    static const bool done = [] {
+        const std::string dir = fs::path(QUELL_GST_PLUGIN_PATH).parent_path().string();
+        ::setenv("GST_PLUGIN_PATH", dir.c_str(), 1);
+        gst_init(nullptr, nullptr);
+        return true;
+    }();
+    (void)done;
+}
+
+// Runs a gst_parse_launch pipeline to its end; empty on success, else the error.
+std::string runPipeline(const std::string& description)
+{
+    GError* error = nullptr;
+    GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
+    if (pipeline == nullptr || error != nullptr) {
+        const std::string why = error ? error->message : "gst_parse_launch failed";
+        if (error)
+            g_error_free(error);
+        if (pipeline)
+            gst_object_unref(pipeline);
+        return why;
+    }
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    GstBus* bus = gst_element_get_bus(pipeline);
+    GstMessage* msg = gst_bus_timed_pop_filtered(bus, 120 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    std::string result = msg == nullptr ? "timed out" : "";
+    if (msg != nullptr && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+        GError* err = nullptr;
+        gchar* debug = nullptr;
+        gst_message_parse_error(msg, &err, &debug);
+        result = std::string(err->message) + (debug ? std::string(" (") + debug + ")" : "");
+        g_error_free(err);
+        g_free(debug);
+    }
+    if (msg)
+        gst_message_unref(msg);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    return result;
+}
+
+} // namespace
+
+TEST_CASE("gst-launch-1.0 runs quellaec from two WAV files into a WAV file: quell-render's samples, the echo cancelled", "[gstreamer]")
+{
+    const Scene s = writeScene("launch");
+    const fs::path gstOut = s.dir / "gst.wav", renderOut = s.dir / "render.wav";
+    const std::string plugins = fs::path(QUELL_GST_PLUGIN_PATH).parent_path().string();
+    const std::string launch = "GST_PLUGIN_PATH=" + plugins + " gst-launch-1.0 -q " + pipelineFor(s, gstOut.string(), "backend=cpu taps=1024")
+                               + " > " + (s.dir / "gst.log").string() + " 2>&1";
+    INFO(launch);
+    REQUIRE(std::system(launch.c_str()) == 0);
+    const std::string render = std::string(QUELL_RENDER_PATH) + " --quiet --backend cpu --taps 1024 --mic " + s.mic.string() + " --ref "
+                               + s.ref.string() + " --out " + renderOut.string();
+    REQUIRE(std::system(render.c_str()) == 0);
+    const io::AudioData g = io::readAudio(gstOut.string()), r = io::readAudio(renderOut.string()), m = io::readAudio(s.mic.string());
+    REQUIRE(g.format.sampleRate == 48000);
+    REQUIRE(g.frames() == s.frames);   // the held samples come out at the end: nothing lost, nothing added
+    REQUIRE(r.frames() == s.frames);
+    double maxDiff = 0.0;
+    for (std::size_t i = 0; i < s.frames; ++i)
+        maxDiff = std::max(maxDiff, double(std::fabs(g.channels[0][i] - r.channels[0][i])));
+    INFO("largest difference from quell-render " << maxDiff);
+    CHECK(maxDiff <= 1e-6);
+    // The echo in the last second of far-end single talk before the near end, and the near end kept.
+    const double reduction = 10.0 * std::log10(energy(m.channels[0], s.nearFrom - 48000, s.nearFrom)
+                                               / energy(g.channels[0], s.nearFrom - 48000, s.nearFrom));
+    INFO("echo reduction " << reduction << " dB");
+    CHECK(reduction > 20.0);
+    fs::remove_all(s.dir);
+}
+
+TEST_CASE("quellaec reports its latency, its canceller, and refuses far ends of another rate", "[gstreamer]")
+{
+    initGstreamer();
+    GstElement* aec = gst_element_factory_make("quellaec", nullptr);
+    REQUIRE(aec != nullptr);
+    GstPad* sink = gst_element_get_static_pad(aec, "sink");
+    GstPad* far = gst_element_get_static_pad(aec, "far");
+    GstPad* src = gst_element_get_static_pad(aec, "src");
+    CHECK(sink != nullptr);
+    CHECK(far != nullptr);
+    CHECK(src != nullptr);
+    for (GstPad* p : {sink, far, src})
+        if (p)
+            gst_object_unref(p);
+    gchar* backend = nullptr;
+    g_object_set(aec, "backend", "cpu", "taps", 512, nullptr);
+    g_object_get(aec, "backend", &backend, nullptr);
+    CHECK(std::string(backend) == "cpu");
+    g_free(backend);
+    gst_object_unref(aec);
+
+    // A live pipeline: the element's hold is in the latency the pipeline reports.
+    GError* error = nullptr;
+    GstElement* pipeline = gst_parse_launch(
+        "quellaec name=aec backend=cpu taps=512 ! fakesink sync=true "
+        "audiotestsrc is-live=true wave=pink-noise samplesperbuffer=48 ! audio/x-raw,format=F32LE,rate=48000,channels=1 ! aec.sink "
+        "audiotestsrc is-live=true wave=pink-noise samplesperbuffer=48 ! audio/x-raw,format=F32LE,rate=48000,channels=1 ! aec.far",
+        &error);
+    INFO((error != nullptr ? error->message : "parsed"));
+    REQUIRE(error == nullptr);
+    REQUIRE(pipeline != nullptr);
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Asked at the element's source pad: the sources' latency and the element's (not the sink's deadline).
+    GstElement* element = gst_bin_get_by_name(GST_BIN(pipeline), "aec");
+    GstPad* out = gst_element_get_static_pad(element, "src");
+    GstQuery* query = gst_query_new_latency();
+    REQUIRE(gst_pad_query(out, query));
+    gst_object_unref(out);
+    gboolean live = FALSE;
+    GstClockTime minLatency = 0, maxLatency = 0;
+    gst_query_parse_latency(query, &live, &minLatency, &maxLatency);
+    gst_query_unref(query);
+    gchar* description = nullptr;
+    g_object_get(element, "description", &description, nullptr);
+    const std::string what = description ? description : "";
+    g_free(description);
+    gst_object_unref(element);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+    // The element holds what the engine does for the same stream: its block (10 ms) and its pipeline's delay.
+    engine::EngineSpec spec;
+    spec.hostRate = 48000;
+    spec.maxHostBlock = 480;
+    spec.offline = true;
+    spec.aec.backend = aec::Backend::Cpu;
+    spec.aec.taps = 512;
+    engine::RealtimeEngine reference;
+    reference.prepare(spec);
+    const GstClockTime expected = gst_util_uint64_scale_int(static_cast<guint64>(reference.latencySamples()), GST_SECOND, 48000);
+    INFO("latency " << minLatency << " ns (the engine's " << reference.latencySamples() << " samples: " << expected << " ns), canceller " << what);
+    CHECK(live);
+    CHECK(minLatency >= expected);
+    CHECK(minLatency <= expected + 3 * GST_MSECOND);   // plus what the sources report (1 ms buffers)
+    CHECK(what.find("512") != std::string::npos);
+
+    const std::string bad = runPipeline(
+        "quellaec name=aec backend=cpu ! fakesink "
+        "audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,rate=48000,channels=1 ! aec.sink "
+        "audiotestsrc num-buffers=20 ! audio/x-raw,format=F32LE,rate=44100,channels=1 ! aec.far");
+    INFO(bad);
+    CHECK(bad.find("rate") != std::string::npos);
+}
+
+TEST_CASE("quellaec: four pipelines at once in one process give each its own canceller's samples", "[gstreamer]")
+{
+    initGstreamer();
+    const Scene s = writeScene("parallel");
+    const fs::path alone = s.dir / "alone.wav";
+    REQUIRE(runPipeline(pipelineFor(s, alone.string(), "backend=cpu taps=256")).empty());
+    auto output = [&](int i) {
+        std::string name = "p";
+        name += std::to_string(i);
+        name += ".wav";
+        return (s.dir / name).string();
+    };
+    std::vector<std::thread> threads;
+    std::vector<std::string> results(4);
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&, i] {
+            results[static_cast<std::size_t>(i)] = runPipeline(pipelineFor(s, output(i), "backend=cpu taps=256"));
+        });
+    for (auto& t : threads)
+        t.join();
+    const io::AudioData a = io::readAudio(alone.string());
+    for (int i = 0; i < 4; ++i) {
+        INFO("pipeline " << i << ": " << results[static_cast<std::size_t>(i)]);
+        REQUIRE(results[static_cast<std::size_t>(i)].empty());
+        const io::AudioData p = io::readAudio(output(i));
+        CHECK(p.channels[0] == a.channels[0]);
+    }
+    fs::remove_all(s.dir);
+}
