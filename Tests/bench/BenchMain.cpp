@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench: runs one benchmark family on the GPU with its peers and physical limits in the same run.
-//   quell-bench rls|iir|fir|engine|blockrls|kalman [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
+//   quell-bench rls|iir|fir|engine|blockrls|blockrls_cublas|kalman|streams [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 //   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
 //   quell-bench blockrls [--taps 1024,4096] [--k 32,64] [--streams 16,64]
 #include <cstdio>

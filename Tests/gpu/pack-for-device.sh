@@ -14,7 +14,7 @@ for exe in "$build"/bin/*; do
   cp "$exe" "$dest/bin/"
   # Skip the C/C++ runtime and the CUDA libraries: the GPU machine has its own, matching its driver.
   libs=$(ldd "$exe" | awk '/=> \// {print $3}' \
-    | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl|librt|libcuda|libcufft|libcudart)[.-]' || true)
+    | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libpthread|libdl|librt|libcuda|libcufft|libcudart|libcublas|libcublasLt)[.-]' || true)
   for lib in $libs; do cp -nL "$lib" "$dest/lib/"; done
 done
 strip --strip-debug "$dest"/bin/* 2>/dev/null || true
