@@ -249,6 +249,11 @@ GstFlowReturn aggregate(GstAggregator* agg, gboolean /*timeout*/)
             return GST_FLOW_EOS;
         if (!prepareStream(self))
             return GST_FLOW_ERROR;
+    } else if (capsInt(GST_PAD(self->micPad), "rate") != s.rate) {
+        // The canceller, its resamplers and what it learnt are the old rate's.
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("the microphone's rate changed mid-stream"),
+                          ("%d Hz, then %d Hz: put audioresample before the sink pad", s.rate, capsInt(GST_PAD(self->micPad), "rate")));
+        return GST_FLOW_NOT_NEGOTIATED;
     }
     const std::size_t farAvailable = gst_adapter_available(self->farAdapter) / (sizeof(float) * static_cast<std::size_t>(s.farChannels));
     const std::size_t n = farEnded ? micAvailable : std::min(micAvailable, farAvailable);
