@@ -82,11 +82,12 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     interleaved_.assign(block * stride_, 0.0f);
     dryLine_.prepare(static_cast<int>(channels), baseLatency_ + kMaxSafetyBlocks * spec.maxHostBlock);
 
-    workIn_.assign(block * stride_, 0.0f);
-    workOut_.assign(block * channels, 0.0f);
-    micScratch_.assign(channels, std::vector<float>(block, 0.0f));
-    outScratch_.assign(channels, std::vector<float>(block, 0.0f));
-    refScratch_.assign(farChannels, std::vector<float>(block, 0.0f));
+    const std::size_t most = block * kMaxBlocksPerCall;   // a call's frames (workerStep)
+    workIn_.assign(most * stride_, 0.0f);
+    workOut_.assign(most * channels, 0.0f);
+    micScratch_.assign(channels, std::vector<float>(most, 0.0f));
+    outScratch_.assign(channels, std::vector<float>(most, 0.0f));
+    refScratch_.assign(farChannels, std::vector<float>(most, 0.0f));
     timeline_.prepare(1'000'000'000LL * spec.maxHostBlock / spec.hostRate);
     queuedFrames_ = pickedFrames_ = lastPickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
@@ -116,7 +117,7 @@ PipelineSpec RealtimeEngine::pipelineSpec(const aec::EchoCancellerSettings& sett
     ps.hostRate = spec_.hostRate;
     ps.micChannels = spec_.micChannels;
     ps.farEndChannels = spec_.farEndChannels;
-    ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock);
+    ps.maxBlock = static_cast<std::size_t>(spec_.maxHostBlock) * kMaxBlocksPerCall;
     ps.cancellerRate = spec_.cancellerRate;
     ps.aec = settings;
     return ps;
@@ -266,14 +267,19 @@ bool RealtimeEngine::workerStep()
         appliedControls_ = version;
     }
     const std::size_t channels = static_cast<std::size_t>(spec_.micChannels);
-    const std::size_t frames = std::min<std::size_t>(input_.readAvailable() / stride_, static_cast<std::size_t>(spec_.maxHostBlock));
+    const std::size_t block = static_cast<std::size_t>(spec_.maxHostBlock);
+    // Every block queued, up to kMaxBlocksPerCall: one when the worker keeps up, more after a slow one.
+    // The samples do not depend on how the input is cut into calls.
+    std::size_t frames = std::min<std::size_t>(input_.readAvailable() / stride_, block * kMaxBlocksPerCall);
+    while (frames > 0 && output_.writeAvailable() < frames * channels)
+        frames = frames > block ? frames - block : 0;   // the callback has not taken enough of the last output yet
     if (frames == 0)
         return false;
-    if (output_.writeAvailable() < frames * channels)
-        return false; // the callback has not taken the last output yet
-    timeline_.picked(pickedFrames_, BlockTimeline::nowNs(), safetyBlocks());
+    const std::int64_t pickedNs = BlockTimeline::nowNs();
+    const std::int64_t firstFrame = pickedFrames_;
+    timeline_.picked(firstFrame, pickedNs, safetyBlocks());
     pickedFrames_ += static_cast<std::int64_t>(frames);
-    lastPickedFrames_ = static_cast<std::int64_t>(frames);
+    lastPickedFrames_ = static_cast<std::int64_t>(std::min(frames, block));
     input_.read(workIn_.data(), frames * stride_);
     for (std::size_t i = 0; i < frames; ++i) {
         for (std::size_t c = 0; c < channels; ++c)
@@ -298,14 +304,23 @@ bool RealtimeEngine::workerStep()
                        std::span<const std::span<float>>(outSpans, channels));
     if (const long long delay = testDelayUs_.load(std::memory_order_relaxed); delay > 0)
         std::this_thread::sleep_for(std::chrono::microseconds(delay));
-    timeline_.processed(startNs, BlockTimeline::nowNs());
+    const std::int64_t endNs = BlockTimeline::nowNs();
+    timeline_.processed(startNs, endNs);
 
     updateMeters(frames);
     for (std::size_t i = 0; i < frames; ++i)
         for (std::size_t c = 0; c < channels; ++c)
             workOut_[i * channels + c] = outScratch_[c][i];
     output_.write(workOut_.data(), frames * channels);
-    timeline_.published(BlockTimeline::nowNs());
+    const std::int64_t publishedNs = BlockTimeline::nowNs();
+    timeline_.published(publishedNs);
+    // The timeline keeps a record per host block: the others of the call were picked, processed and
+    // published with the first.
+    for (std::size_t at = block; at < frames; at += block) {
+        timeline_.picked(firstFrame + static_cast<std::int64_t>(at), pickedNs, safetyBlocks());
+        timeline_.processed(startNs, endNs);
+        timeline_.published(publishedNs);
+    }
     workerFrames_.fetch_add(frames, std::memory_order_release);
     return true;
 }

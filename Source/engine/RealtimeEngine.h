@@ -86,6 +86,10 @@ struct EngineStats {
 class RealtimeEngine {
 public:
     static constexpr int kMaxSafetyBlocks = 4;
+    // The most host blocks the worker takes in one pipeline call when it finds several queued (it fell
+    // behind): on a GPU another process shares, every call waits for that process's time slice, so the
+    // blocks behind a slow one cost one wait together instead of one each (Source/engine/NOTES.md).
+    static constexpr int kMaxBlocksPerCall = 4;
 
     RealtimeEngine();
     ~RealtimeEngine();
