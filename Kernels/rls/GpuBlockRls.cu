@@ -49,7 +49,23 @@ struct GpuBlockRls::Impl {
     // Loops over calls of at most maxCall samples.
     void run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting);
     void runSteps(int begin, int end, std::size_t offset, bool adapting);
+    // Queued on the stream, no wait: stream `index`'s weights after the steps so far into hostWeights
+    // (count of them), and every stream's P = I / delta from the next block on (the current one ends).
+    void enqueueWeights(int index, std::size_t count);
+    void enqueueRestart();
 };
+
+void GpuBlockRls::Impl::enqueueWeights(int index, std::size_t count)
+{
+    blockrls::currentWeights(geometry, buffers, index, columns, weights.get(), stream.get());
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(hostWeights.get(), weights.get(), count * sizeof(float), cudaMemcpyDeviceToHost, stream.get()));
+}
+
+void GpuBlockRls::Impl::enqueueRestart()
+{
+    blockrls::finishBlock(geometry, buffers, columns, true, stream.get());
+    columns = 0;
+}
 
 GpuBlockRls::GpuBlockRls() : impl_(std::make_unique<Impl>()) {}
 GpuBlockRls::~GpuBlockRls() = default;
@@ -248,13 +264,9 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
     // At the split, in the stream's order and with no wait: what copyWeights(), restartCovariance() and
     // setAdaptation() would do between two calls.
     auto atSplit = [&] {
-        blockrls::currentWeights(g, buffers, 0, columns, weights.get(), s);
-        QUELL_CUDA_CHECK(cudaMemcpyAsync(hostWeights.get(), weights.get(), static_cast<std::size_t>(g.taps) * sizeof(float),
-                                         cudaMemcpyDeviceToHost, s));
-        if (split->restart) {
-            blockrls::finishBlock(g, buffers, columns, true, s);
-            columns = 0;
-        }
+        enqueueWeights(0, static_cast<std::size_t>(g.taps));
+        if (split->restart)
+            enqueueRestart();
         adapting = split->adaptAfter;
     };
     for (std::size_t pos = 0; pos < n;) {
@@ -350,8 +362,7 @@ void GpuBlockRls::copyWeights(float* out, std::size_t count, int stream) const
         throw std::out_of_range("GpuBlockRls::copyWeights: more weights asked than taps");
     if (stream < 0 || stream >= m.geometry.streams)
         throw std::out_of_range("GpuBlockRls::copyWeights: no stream " + std::to_string(stream));
-    blockrls::currentWeights(m.geometry, m.buffers, stream, m.columns, m.weights.get(), m.stream.get());
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostWeights.get(), m.weights.get(), count * sizeof(float), cudaMemcpyDeviceToHost, m.stream.get()));
+    m.enqueueWeights(stream, count);
     m.stream.synchronize();
     std::copy(m.hostWeights.get(), m.hostWeights.get() + count, out);
 }
@@ -359,8 +370,7 @@ void GpuBlockRls::copyWeights(float* out, std::size_t count, int stream) const
 void GpuBlockRls::restartCovariance()
 {
     Impl& m = *impl_;
-    blockrls::finishBlock(m.geometry, m.buffers, m.columns, true, m.stream.get());
-    m.columns = 0;
+    m.enqueueRestart();
     m.stream.synchronize();
 }
 

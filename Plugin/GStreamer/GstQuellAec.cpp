@@ -26,7 +26,6 @@
 #include <gst/gst.h>
 
 #include <algorithm>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -68,7 +67,7 @@ struct Stream {
     std::uint64_t emitted = 0;       // output samples pushed
     GstClockTime basePts = GST_CLOCK_TIME_NONE;
     bool flushed = false;            // the held samples were played out (end of stream)
-    std::vector<float> mic, far, farPlanar, out, pending;
+    std::vector<float> mic, farInterleaved, farPlanar, out, pending;
 };
 
 struct Settings {
@@ -158,6 +157,7 @@ bool prepareStream(GstQuellAec* self)
     const int latency = s.engine->latencySamples();
     s.toDrop = static_cast<std::size_t>(latency);
     s.mic.assign(s.hostBlock, 0.0f);
+    s.farInterleaved.assign(s.hostBlock * static_cast<std::size_t>(s.farChannels), 0.0f);
     s.farPlanar.assign(s.hostBlock * static_cast<std::size_t>(s.farChannels), 0.0f);
     s.out.assign(s.hostBlock, 0.0f);
     s.pending.clear();
@@ -184,13 +184,13 @@ void run(GstQuellAec* self, std::size_t n, std::size_t farAvailable, bool tail)
         else
             gst_adapter_copy(self->micAdapter, s.mic.data(), 0, m * sizeof(float));
         const std::size_t farHere = tail ? 0 : std::min(m, farAvailable > done ? farAvailable - done : 0);
-        std::vector<float>& interleaved = s.far;
-        interleaved.assign(m * C, 0.0f);
+        std::fill(s.farInterleaved.begin() + static_cast<std::ptrdiff_t>(farHere * C), s.farInterleaved.begin() + static_cast<std::ptrdiff_t>(m * C),
+                  0.0f);   // the far end's samples past its end are silence
         if (farHere > 0)
-            gst_adapter_copy(self->farAdapter, interleaved.data(), 0, farHere * C * sizeof(float));
+            gst_adapter_copy(self->farAdapter, s.farInterleaved.data(), 0, farHere * C * sizeof(float));
         for (std::size_t c = 0; c < C; ++c)
             for (std::size_t i = 0; i < m; ++i)
-                s.farPlanar[c * s.hostBlock + i] = interleaved[i * C + c];
+                s.farPlanar[c * s.hostBlock + i] = s.farInterleaved[i * C + c];
         const float* mic[1] = {s.mic.data()};
         const float* far[2] = {s.farPlanar.data(), s.farPlanar.data() + (C > 1 ? s.hostBlock : 0)};
         float* out[1] = {s.out.data()};

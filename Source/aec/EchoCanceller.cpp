@@ -246,10 +246,7 @@ void EchoCanceller::processWithinSegment(std::span<const float> m, std::span<con
     const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
     const std::span<float> ok = o.subspan(at, k);
     const std::span<const float> heard = heardPart(m, r, at, k);
-    if (channels == 1)
-        filter_->process(heard, rk, ok);
-    else
-        filter_->processInterleaved(heard, rk, ok);
+    filter_->processChannels(heard, rk, ok);
     if (foregroundMakesOutput())
         foreground_.process(heard, rk, ok, ok, *filter_);
     else

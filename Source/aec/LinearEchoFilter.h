@@ -38,18 +38,20 @@ public:
                               bool restartAtSplit, bool adaptAfter, std::span<float> weightsAtSplit)
     {
         const std::size_t c = static_cast<std::size_t>(channels());
-        auto run = [&](std::size_t from, std::size_t to) {
-            if (c == 1)
-                process(mic.subspan(from, to - from), ref.subspan(from, to - from), out.subspan(from, to - from));
-            else
-                processInterleaved(mic.subspan(from, to - from), ref.subspan(from * c, (to - from) * c), out.subspan(from, to - from));
-        };
-        run(0, split);
+        processChannels(mic.first(split), ref.first(split * c), out.first(split));
         copyWeights(weightsAtSplit);
         if (restartAtSplit)
             restartCovariance();
         setAdaptation(adaptAfter);
-        run(split, mic.size());
+        processChannels(mic.subspan(split), ref.subspan(split * c), out.subspan(split, mic.size() - split));
+    }
+    // process() for one far-end channel, processInterleaved() for more (ref: channels() interleaved).
+    void processChannels(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
+    {
+        if (channels() == 1)
+            process(mic, ref, out);
+        else
+            processInterleaved(mic, ref, out);
     }
     virtual void reset() = 0;
     // The length per far-end channel, and the far-end channels (weights() holds taps() x channels()).
