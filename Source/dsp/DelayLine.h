@@ -3,7 +3,7 @@
 // The last maxDelay + 1 samples of each of several channels, in rings that share one write position:
 // z^-D for any D up to maxDelay, read sample by sample (a delay that moves, an interpolating reader) or
 // as a fixed delay over a block. The plugin's bypass path (the input delayed by the reported latency),
-// the engine's dry microphone for a late block and the far end's alignment to its echo all delay a
+// the engine's microphone for a late block and the far end's alignment to its echo all delay a
 // signal this way; one tested ring serves them, so an off-by-one cannot hide in one of three copies.
 //
 // One frame: write() every channel's newest sample, read() any delay of it (0 = the sample just

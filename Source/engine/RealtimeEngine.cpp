@@ -92,6 +92,7 @@ void RealtimeEngine::prepare(const EngineSpec& spec)
     queuedFrames_ = pickedFrames_ = lastPickedFrames_ = 0;
     callbacks_ = lateBlocks_ = lateSamples_ = overruns_ = workerFrames_ = 0;
     meterMic_ = meterOut_ = meterRef_ = erleMic_ = erleOut_ = 0.0;
+    fallbackGain_.prepare(spec.hostRate);
     meterFrames_ = 0;
 
     if (!spec.offline) {
@@ -154,8 +155,8 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
     const int safety = safetyBlocks_.load(std::memory_order_relaxed);
     const std::int64_t delay = std::int64_t{spec_.maxHostBlock} * (1 + safety);
     const std::size_t latency = static_cast<std::size_t>(baseLatency_ + safety * spec_.maxHostBlock);
-    // A change of the safety blocks moves the output by whole blocks: the step is bridged with the dry
-    // microphone (a longer delay) or skips output (a shorter one); neither is a missed deadline.
+    // A change of the safety blocks moves the output by whole blocks: the step is bridged with what a
+    // late block plays (a longer delay) or skips output (a shorter one); neither is a missed deadline.
     if (safety != appliedSafety_) {
         bridgeFrames_ = std::int64_t{std::abs(safety - appliedSafety_)} * spec_.maxHostBlock;
         appliedSafety_ = safety;
@@ -165,6 +166,7 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
     timeline_.callbackEntered(enteredNs);
     bool late = false;
     float frame[2];
+    const float fallbackGain = fallbackGain_.gain();   // one for the callback: no step inside it
     for (std::size_t done = 0; done < static_cast<std::size_t>(std::max(n, 0));) {
         const std::size_t len = std::min(block, static_cast<std::size_t>(n) - done);
         // 1. Hand the inputs to the worker. If the worker has stalled for many blocks and the FIFO is
@@ -220,7 +222,7 @@ void RealtimeEngine::process(const float* const* mic, const float* const* refs, 
                 }
             }
             for (std::size_t c = 0; c < channels; ++c)
-                out[c][done + i] = have ? frame[c] : dryLine_.read(c, latency);
+                out[c][done + i] = have ? frame[c] : fallbackGain * dryLine_.read(c, latency);
             if (bridgeFrames_ > 0) {
                 --bridgeFrames_;
             } else if (!have) {
@@ -287,8 +289,10 @@ bool RealtimeEngine::workerStep()
         for (std::size_t r = 0; r < refScratch_.size(); ++r)
             refScratch_[r][i] = workIn_[i * stride_ + channels + r];
     }
-    if (resetRequested_.exchange(false, std::memory_order_acq_rel))
+    if (resetRequested_.exchange(false, std::memory_order_acq_rel)) {
         pipeline_->reset();
+        fallbackGain_.reset();
+    }
 
     std::span<const float> micSpans[2], refSpans[aec::kMaxFarEndChannels];
     std::span<float> outSpans[2];
@@ -308,6 +312,7 @@ bool RealtimeEngine::workerStep()
     timeline_.processed(startNs, endNs);
 
     updateMeters(frames);
+    fallbackGain_.observe(micScratch_[0].data(), outScratch_[0].data(), frames);
     for (std::size_t i = 0; i < frames; ++i)
         for (std::size_t c = 0; c < channels; ++c)
             workOut_[i * channels + c] = outScratch_[c][i];

@@ -9,11 +9,12 @@
 // the user asks for S safety blocks (the output of block k is then the input of block k-1-S: S more
 // periods of slack for a late wake-up or a busy GPU, paid for in latency).
 //
-// Deadline misses: when the callback finds less output than it needs, it plays the dry microphone,
-// delayed by the same latency, for the missing samples, counts the miss, and drops the worker's late
-// output for those samples when it arrives, so the stream stays aligned. Dry rather than a CPU echo
-// canceller: a second canceller run in parallel would need its own O(N^2) state kept in step with the
-// GPU's for the rare miss, while the dry microphone is exact, costs nothing, and a miss lasts one block.
+// Deadline misses: when the callback finds less output than it needs, it plays the microphone, delayed
+// by the same latency, at the output's level relative to it over the blocks before (FallbackGain.h), for
+// the missing samples, counts the miss, and drops the worker's late output for those samples when it
+// arrives, so the stream stays aligned. Not a CPU echo canceller: a second canceller run in parallel
+// would need its own O(N^2) state kept in step with the GPU's for the rare miss, while the scaled
+// microphone is exact in time, costs one multiply, and a miss lasts one block.
 //
 // Threading: prepare(), release(), applySettings(), stats() from a control thread; process() from the
 // audio thread only, which never waits, locks, allocates or makes a system call. In offline mode there
@@ -32,6 +33,7 @@
 #include "dsp/DelayLine.h"
 #include "dsp/SpscRing.h"
 #include "engine/BlockTimeline.h"
+#include "engine/FallbackGain.h"
 #include "engine/ThreadPriority.h"
 #include "engine/TimingHistogram.h"
 
@@ -121,7 +123,7 @@ public:
 
     // Safety blocks, changed while running (any thread, lock-free; the buffers were sized at prepare for
     // the most): the latency moves by whole host blocks at the next callback, which bridges the step
-    // with the dry microphone (not counted late). Clamped to 0..kMaxSafetyBlocks.
+    // with what a late block plays (not counted late). Clamped to 0..kMaxSafetyBlocks.
     void setSafetyBlocks(int blocks);
     int safetyBlocks() const { return safetyBlocks_.load(std::memory_order_relaxed); }
     // The output's delay behind the input, safety blocks included.
@@ -169,7 +171,7 @@ private:
 
     // Audio-thread state.
     std::vector<float> interleaved_;
-    dsp::DelayLine dryLine_;    // the microphone, the latency back: what a late block plays
+    dsp::DelayLine dryLine_;    // the microphone, the latency back: what a late block plays, at fallbackGain_
     int appliedSafety_ = 0;     // the safety blocks the last callback ran with
     std::int64_t bridgeFrames_ = 0;   // output frames left in a safety-block step (not counted late)
     struct Hole {
@@ -198,6 +200,7 @@ private:
     std::int64_t pickedFrames_ = 0;    // worker: frames taken from it
     double meterMic_ = 0.0, meterOut_ = 0.0, meterRef_ = 0.0, erleMic_ = 0.0, erleOut_ = 0.0;
     std::size_t meterFrames_ = 0;
+    FallbackGain fallbackGain_;   // worker observes, audio thread reads
 
     // Published counters and meters.
     std::atomic<std::uint64_t> workerFrames_{0};
