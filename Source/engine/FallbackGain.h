@@ -32,15 +32,11 @@ public:
         gain_.store(1.0f, std::memory_order_relaxed);
     }
 
-    // The microphone a worker call took and the output it produced (same length; the pipeline's few
-    // milliseconds of delay between them are far inside the averaging time).
-    void observe(const float* mic, const float* out, std::size_t frames)
+    // The energies (sums of squares) of the microphone a worker call took and of the output it produced,
+    // over `frames` samples (the pipeline's few milliseconds of delay between them are far inside the
+    // averaging time).
+    void observe(double micEnergy, double outEnergy, std::size_t frames)
     {
-        double micEnergy = 0.0, outEnergy = 0.0;
-        for (std::size_t i = 0; i < frames; ++i) {
-            micEnergy += double(mic[i]) * mic[i];
-            outEnergy += double(out[i]) * out[i];
-        }
         const double keep = std::exp(-double(frames) / (kAveragingSeconds * sampleRate_));
         mic_ = keep * mic_ + micEnergy;
         out_ = keep * out_ + outEnergy;

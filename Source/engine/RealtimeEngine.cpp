@@ -312,7 +312,6 @@ bool RealtimeEngine::workerStep()
     timeline_.processed(startNs, endNs);
 
     updateMeters(frames);
-    fallbackGain_.observe(micScratch_[0].data(), outScratch_[0].data(), frames);
     for (std::size_t i = 0; i < frames; ++i)
         for (std::size_t c = 0; c < channels; ++c)
             workOut_[i * channels + c] = outScratch_[c][i];
@@ -332,11 +331,16 @@ bool RealtimeEngine::workerStep()
 
 void RealtimeEngine::updateMeters(std::size_t frames)
 {
+    double mic = 0.0, out = 0.0, ref = 0.0;
     for (std::size_t i = 0; i < frames; ++i) {
-        meterMic_ += static_cast<double>(micScratch_[0][i]) * micScratch_[0][i];
-        meterOut_ += static_cast<double>(outScratch_[0][i]) * outScratch_[0][i];
-        meterRef_ += static_cast<double>(refScratch_[0][i]) * refScratch_[0][i];
+        mic += static_cast<double>(micScratch_[0][i]) * micScratch_[0][i];
+        out += static_cast<double>(outScratch_[0][i]) * outScratch_[0][i];
+        ref += static_cast<double>(refScratch_[0][i]) * refScratch_[0][i];
     }
+    fallbackGain_.observe(mic, out, frames);
+    meterMic_ += mic;
+    meterOut_ += out;
+    meterRef_ += ref;
     meterFrames_ += frames;
     const std::size_t window = static_cast<std::size_t>(spec_.hostRate / 10);
     if (meterFrames_ < window)

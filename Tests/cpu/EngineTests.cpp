@@ -241,9 +241,10 @@ TEST_CASE("Deadline misses play the delayed microphone at the output's level, ar
     }
     const auto st = eng.stats();
     // Every output sample is either the processed one or the microphone delayed by the latency, scaled
-    // by one gain of at most 1 for the whole callback (to float rounding: the gain is found by division); those are exactly the counted late samples. The
-    // canceller had the echo (the whole microphone here) 20 dB down and more by then: so are they.
-    std::uint64_t dry = 0, other = 0;
+    // by one gain of at most 1 for the whole callback (to float rounding: the gain is found by
+    // division); those are exactly the counted late samples. The canceller had the echo (the whole
+    // microphone here) 20 dB down and more by then: so are they.
+    std::uint64_t scaled = 0, other = 0;
     double lateMicEnergy = 0.0, lateOutEnergy = 0.0;
     for (std::size_t k = 0; k * block < out.size(); ++k) {
         float gain = -1.0f;   // the callback's, from its first late sample
@@ -254,7 +255,7 @@ TEST_CASE("Deadline misses play the delayed microphone at the output's level, ar
             if (gain < 0.0f && fallback != 0.0f)
                 gain = out[i] / fallback;
             if (gain >= 0.0f && gain <= 1.0f && std::abs(out[i] - gain * fallback) <= 1e-6f * std::abs(fallback)) {
-                ++dry;
+                ++scaled;
                 lateMicEnergy += double(fallback) * fallback;
                 lateOutEnergy += double(out[i]) * out[i];
             } else {
@@ -262,7 +263,7 @@ TEST_CASE("Deadline misses play the delayed microphone at the output's level, ar
             }
         }
     }
-    INFO("late blocks " << st.lateBlocks << ", late samples " << st.lateSamples << ", scaled microphone " << dry
+    INFO("late blocks " << st.lateBlocks << ", late samples " << st.lateSamples << ", scaled microphone " << scaled
                         << ", their level below the microphone's " << 10.0 * std::log10(lateMicEnergy / std::max(lateOutEnergy, 1e-30)) << " dB");
     CHECK(lateOutEnergy * 100.0 < lateMicEnergy);
     CHECK(st.lateBlocks > 5);
@@ -273,7 +274,7 @@ TEST_CASE("Deadline misses play the delayed microphone at the output's level, ar
     CHECK(st.timeline.lateBlocks + 2 >= st.lateBlocks);
     CHECK(st.timeline.lateBlocks <= st.lateBlocks + 2);
     CHECK(st.timeline.lateByProcessing >= 1);
-    CHECK(dry == st.lateSamples);
+    CHECK(scaled == st.lateSamples);
     CHECK(other == 0);
     // After the slow stretch the output is the processed signal again, sample-aligned.
     bool recovered = true;

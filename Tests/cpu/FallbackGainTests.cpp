@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <vector>
+#include <cstddef>
 
 #include "engine/FallbackGain.h"
 
@@ -10,21 +10,17 @@ using quell::engine::FallbackGain;
 
 namespace {
 
-// n samples of a sine at amplitude a.
-std::vector<float> tone(std::size_t n, double a)
+// The energy of `frames` samples of a sine at amplitude a (its mean square is a^2 / 2).
+double energy(std::size_t frames, double a)
 {
-    std::vector<float> x(n);
-    for (std::size_t i = 0; i < n; ++i)
-        x[i] = static_cast<float>(a * std::sin(0.05 * double(i)));
-    return x;
+    return 0.5 * a * a * double(frames);
 }
 
 // Feeds `blocks` blocks of `block` samples: microphone at amplitude mic, output at amplitude out.
 void feed(FallbackGain& g, int blocks, std::size_t block, double mic, double out)
 {
-    const std::vector<float> m = tone(block, mic), o = tone(block, out);
     for (int b = 0; b < blocks; ++b)
-        g.observe(m.data(), o.data(), block);
+        g.observe(energy(block, mic), energy(block, out), block);
 }
 
 } // namespace
@@ -61,13 +57,13 @@ TEST_CASE("Fallback gain follows a change within its averaging time, whatever th
         // Far-end single talk from here, cancelled 30 dB: the energy it averaged fades, so within 10
         // averaging times (300 ms) the gain is within 1 dB of the new level, and within one short block
         // it is not (one quiet block does not make the gain jump).
-        const std::vector<float> m = tone(block, 0.1), o = tone(block, 0.1 * std::pow(10.0, -1.5));
-        g.observe(m.data(), o.data(), block);
+        const double quiet = 0.1 * std::pow(10.0, -1.5);
+        feed(g, 1, block, 0.1, quiet);
         if (double(block) < 0.5 * FallbackGain::kAveragingSeconds * rate)
             CHECK(g.gain() > 0.5f);
         const std::size_t settle = static_cast<std::size_t>(10 * FallbackGain::kAveragingSeconds * rate);
         for (std::size_t done = block; done < settle; done += block)
-            g.observe(m.data(), o.data(), block);
+            feed(g, 1, block, 0.1, quiet);
         INFO("block " << block << ", gain " << g.gain());
         CHECK(20.0 * std::log10(g.gain()) == Approx(-30.0).margin(1.0));
     }
