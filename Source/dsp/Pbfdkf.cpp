@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "dsp/RlsRowKernels.h"
 
 namespace quell::dsp {
 
@@ -60,15 +59,17 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
     partitions_ = (settings.taps + block_ - 1) / block_;
     taps_ = static_cast<std::size_t>(settings.taps);
     channels_ = static_cast<std::size_t>(settings.channels);
-    // The regressor and taps cover whole partitions (the taps past `taps` stay zero), padded to 16.
+    // The taps cover whole partitions (the taps past `taps` stay zero), padded to 16.
     const std::size_t covered = static_cast<std::size_t>(partitions_) * static_cast<std::size_t>(block_);
     stride_ = (covered + 15) / 16 * 16;
-    bins_ = 2 * static_cast<std::size_t>(block_);
-    fft_ = FftPlan<float>(bins_);
-    u_.resize(channels_ * stride_);
+    fft_ = RealFftPlan<float>(2 * static_cast<std::size_t>(block_));
+    bins_ = fft_.bins();
     w_.resize(channels_ * stride_);
+    weightSpectra_.assign(channels_ * static_cast<std::size_t>(partitions_) * bins_, {});
+    pastEcho_.assign(static_cast<std::size_t>(block_), 0.0f);
+    blockFarEnd_.assign(channels_ * static_cast<std::size_t>(block_), 0.0f);
     weights_.assign(channels_ * taps_, 0.0f);
-    window_.assign(channels_ * bins_, 0.0f);
+    window_.assign(channels_ * fft_.size(), 0.0f);
     error_.assign(static_cast<std::size_t>(block_), 0.0f);
     micBlock_.assign(static_cast<std::size_t>(block_), 0.0f);
     spectra_.assign(channels_ * static_cast<std::size_t>(partitions_) * bins_, {});
@@ -76,6 +77,7 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
     scratch_.assign(bins_, {});
     errorSpectrum_.assign(bins_, {});
     denominator_.assign(bins_, 0.0f);
+    timeScratch_.assign(fft_.size(), 0.0f);
     // The prior's shape depends on the settings alone: computed here, not on every restart.
     priorProfile_ = uncertaintyProfile(settings_, block_, partitions_);
     priorSum_ = 0.0;
@@ -86,8 +88,9 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
 
 void Pbfdkf::reset()
 {
-    u_.zero();
     w_.zero();
+    std::fill(weightSpectra_.begin(), weightSpectra_.end(), std::complex<float>{});
+    std::fill(pastEcho_.begin(), pastEcho_.end(), 0.0f);
     std::fill(weights_.begin(), weights_.end(), 0.0f);
     std::fill(window_.begin(), window_.end(), 0.0f);
     std::fill(error_.begin(), error_.end(), 0.0f);
@@ -139,24 +142,31 @@ float Pbfdkf::processSample(float d, const float* x)
         d = 0.0f;
         ++health_.sanitisedSamples;
     }
-    float y = 0.0f;
-    const std::size_t covered = static_cast<std::size_t>(partitions_) * static_cast<std::size_t>(block_);
+    const std::size_t B = static_cast<std::size_t>(block_), i = static_cast<std::size_t>(filled_);
+    // The earlier blocks' echo, then taps 0..i on this block's samples (newest first from B - 1 - i).
+    float y = pastEcho_[i];
     for (std::size_t c = 0; c < channels_; ++c) {
         float xc = x[c];
         if (!std::isfinite(xc)) {
             xc = 0.0f;
             ++health_.sanitisedSamples;
         }
-        float* u = u_.data() + c * stride_;
-        std::copy_backward(u, u + covered - 1, u + covered);
-        u[0] = xc;
-        window_[c * bins_ + static_cast<std::size_t>(block_ + filled_)] = xc;
-        y += detail::dot(w_.data() + c * stride_, u, stride_);
+        window_[c * fft_.size() + B + i] = xc;
+        float* reversed = &blockFarEnd_[c * B];
+        reversed[B - 1 - i] = xc;
+        const float* w = w_.data() + c * stride_;
+        const float* u = reversed + (B - 1 - i);
+        float acc = 0.0f;
+        for (std::size_t k = 0; k <= i; ++k)
+            acc += w[k] * u[k];
+        y += acc;
     }
     float e = d - y;
     if (!std::isfinite(e)) {
         // Divergence (it takes inputs near float's range): start again rather than play garbage.
         w_.zero();
+        std::fill(weightSpectra_.begin(), weightSpectra_.end(), std::complex<float>{});
+        std::fill(pastEcho_.begin(), pastEcho_.end(), 0.0f);
         std::fill(weights_.begin(), weights_.end(), 0.0f);
         restartUncertainty();
         ++health_.reinitialisations;
@@ -178,20 +188,51 @@ float Pbfdkf::processSample(float d, const float* x)
 
 void Pbfdkf::updateBlock()
 {
-    const std::size_t B = static_cast<std::size_t>(block_), P = static_cast<std::size_t>(partitions_), M = bins_;
+    const std::size_t B = static_cast<std::size_t>(block_), P = static_cast<std::size_t>(partitions_), M = fft_.size(),
+                      K = bins_;
     // The newest far-end window of each channel becomes X_0; the ring drops the oldest.
     newest_ = (newest_ + partitions_ - 1) % partitions_;
     for (std::size_t c = 0; c < channels_; ++c) {
         float* win = &window_[c * M];
-        for (std::size_t i = 0; i < M; ++i)
-            scratch_[i] = {win[i], 0.0f};
-        fft_.transform(scratch_, false);
-        std::copy(scratch_.begin(), scratch_.end(), spectra_.begin() + static_cast<std::ptrdiff_t>((c * P + static_cast<std::size_t>(newest_)) * M));
+        fft_.forward({win, M}, {&spectra_[(c * P + static_cast<std::size_t>(newest_)) * K], K});
         std::copy(win + B, win + M, win);
     }
     // Adapt only from blocks the canceller let it learn from (most of the block's samples).
-    if (!adapting_ || 2 * static_cast<std::size_t>(pausedInBlock_) > B)
-        return;
+    if (adapting_ && 2 * static_cast<std::size_t>(pausedInBlock_) <= B)
+        adaptBlock();
+    predictPastEcho();
+}
+
+void Pbfdkf::predictPastEcho()
+{
+    const std::size_t B = static_cast<std::size_t>(block_), P = static_cast<std::size_t>(partitions_), M = fft_.size(),
+                      K = bins_;
+    // Overlap-save: the last B samples of W_p's product with a window of the far end p blocks back are
+    // partition p's echo in the block about to start. For p >= 1 the window holds only earlier blocks and
+    // is in the ring already (X_{p-1}); for p = 0 it is the block just ended followed by zeros, which
+    // leaves the new block's samples to the sample-by-sample taps.
+    std::fill(scratch_.begin(), scratch_.end(), std::complex<float>{});
+    for (std::size_t c = 0; c < channels_; ++c) {
+        std::copy_n(&window_[c * M], B, timeScratch_.begin());
+        std::fill(timeScratch_.begin() + static_cast<std::ptrdiff_t>(B), timeScratch_.end(), 0.0f);
+        fft_.forward(timeScratch_, errorSpectrum_);   // (free until the next block's adaptation)
+        for (std::size_t p = 0; p < P; ++p) {
+            const std::complex<float>* W = &weightSpectra_[(c * P + p) * K];
+            const std::complex<float>* X = p == 0 ? errorSpectrum_.data() : &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p - 1) % P) * K];
+            for (std::size_t f = 0; f < K; ++f) {
+                const float wr = W[f].real(), wi = W[f].imag(), xr = X[f].real(), xi = X[f].imag();
+                scratch_[f] += std::complex<float>(wr * xr - wi * xi, wr * xi + wi * xr);
+            }
+        }
+    }
+    fft_.inverse(scratch_, timeScratch_);
+    std::copy_n(timeScratch_.begin() + static_cast<std::ptrdiff_t>(B), B, pastEcho_.begin());
+}
+
+void Pbfdkf::adaptBlock()
+{
+    const std::size_t B = static_cast<std::size_t>(block_), P = static_cast<std::size_t>(partitions_), M = fft_.size(),
+                      K = bins_;
     if (uncertaintyPending_) {
         // Phi(0) from the first block the far end is clearly active in (above -60 dBFS): the echo path
         // cannot hold more energy than the microphone over the far end, so the filter starts as
@@ -209,7 +250,7 @@ void Pbfdkf::updateBlock()
             uncertaintyCap_ = static_cast<float>(first);
             for (std::size_t c = 0; c < channels_; ++c)
                 for (std::size_t p = 0; p < P; ++p)
-                    std::fill_n(uncertainty_.begin() + static_cast<std::ptrdiff_t>((c * P + p) * M), M,
+                    std::fill_n(uncertainty_.begin() + static_cast<std::ptrdiff_t>((c * P + p) * K), K,
                                 static_cast<float>(first * priorProfile_[p]));
             uncertaintyPending_ = false;
         } else {
@@ -217,11 +258,9 @@ void Pbfdkf::updateBlock()
         }
     }
 
-    for (std::size_t i = 0; i < B; ++i)
-        errorSpectrum_[i] = {0.0f, 0.0f};
-    for (std::size_t i = 0; i < B; ++i)
-        errorSpectrum_[B + i] = {error_[i], 0.0f};
-    fft_.transform(errorSpectrum_, false);
+    std::fill_n(timeScratch_.begin(), B, 0.0f);
+    std::copy(error_.begin(), error_.end(), timeScratch_.begin() + static_cast<std::ptrdiff_t>(B));
+    fft_.forward(timeScratch_, errorSpectrum_);
 
     // R/M = 1/2: the error block is half of the transform window.
     constexpr float kHalf = 0.5f;
@@ -230,13 +269,13 @@ void Pbfdkf::updateBlock()
     // far from the independence the diagonal form assumes), and near-end speech stops it at once. The
     // predicted residual is weighted by residualWeight (PbfdkfSettings says why it is not R/M).
     const float residualWeight = static_cast<float>(settings_.residualWeight);
-    for (std::size_t f = 0; f < M; ++f)
+    for (std::size_t f = 0; f < K; ++f)
         denominator_[f] = std::norm(errorSpectrum_[f]) + 1e-30f;
     for (std::size_t c = 0; c < channels_; ++c)
         for (std::size_t p = 0; p < P; ++p) {
-            const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * M];
-            const float* phi = &uncertainty_[(c * P + p) * M];
-            for (std::size_t f = 0; f < M; ++f)
+            const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * K];
+            const float* phi = &uncertainty_[(c * P + p) * K];
+            for (std::size_t f = 0; f < K; ++f)
                 denominator_[f] += residualWeight * phi[f] * std::norm(X[f]);
         }
 
@@ -245,25 +284,28 @@ void Pbfdkf::updateBlock()
     for (std::size_t c = 0; c < channels_; ++c) {
         float* w = w_.data() + c * stride_;
         for (std::size_t p = 0; p < P; ++p) {
-            const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * M];
-            float* phi = &uncertainty_[(c * P + p) * M];
-            // The gradient step, constrained to the partition's B taps.
-            for (std::size_t f = 0; f < M; ++f)
-                scratch_[f] = (phi[f] / denominator_[f]) * std::conj(X[f]) * errorSpectrum_[f];
-            fft_.transform(scratch_, true);
+            const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * K];
+            float* phi = &uncertainty_[(c * P + p) * K];
+            // The gradient step, constrained to the partition's B taps. The products are written out:
+            // std::complex's operator* checks each for NaN and infinity.
+            for (std::size_t f = 0; f < K; ++f) {
+                const float g = phi[f] / denominator_[f];
+                const float xr = X[f].real(), xi = -X[f].imag(), er = errorSpectrum_[f].real(), ei = errorSpectrum_[f].imag();
+                scratch_[f] = {g * (xr * er - xi * ei), g * (xr * ei + xi * er)};
+            }
+            fft_.inverse(scratch_, timeScratch_);
             float* wp = w + p * B;
             const std::size_t valid = std::min(B, taps_ > p * B ? taps_ - p * B : 0);
             for (std::size_t i = 0; i < valid; ++i)
-                wp[i] += scratch_[i].real();
+                wp[i] += timeScratch_[i];
             // |W_p|^2 of the updated taps, for the process noise.
-            for (std::size_t i = 0; i < B; ++i)
-                scratch_[i] = {wp[i], 0.0f};
-            for (std::size_t i = B; i < M; ++i)
-                scratch_[i] = {0.0f, 0.0f};
-            fft_.transform(scratch_, false);
-            for (std::size_t f = 0; f < M; ++f) {
+            std::copy(wp, wp + B, timeScratch_.begin());
+            std::fill(timeScratch_.begin() + static_cast<std::ptrdiff_t>(B), timeScratch_.end(), 0.0f);
+            std::complex<float>* W = &weightSpectra_[(c * P + p) * K];
+            fft_.forward(timeScratch_, {W, K});
+            for (std::size_t f = 0; f < K; ++f) {
                 const float gain = kHalf * phi[f] * std::norm(X[f]) / denominator_[f];
-                phi[f] = std::min(a2 * (1.0f - gain) * phi[f] + (1.0f - a2) * std::norm(scratch_[f]), uncertaintyCap_);
+                phi[f] = std::min(a2 * (1.0f - gain) * phi[f] + (1.0f - a2) * std::norm(W[f]), uncertaintyCap_);
             }
         }
         std::copy(w, w + taps_, weights_.begin() + static_cast<std::ptrdiff_t>(c * taps_));

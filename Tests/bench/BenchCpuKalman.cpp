@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// quell-bench cpukalman: what the CPU Kalman filter (dsp::Pbfdkf) and the FFTs under it cost on one core
+// of this host, beside the budget (half a core in real time) and a 2-core machine's share.
+//  - FFT rows: complex (FftPlan) and real (RealFftPlan) transforms of the sizes the canceller uses, in
+//    ns per transform and per butterfly (N/2 log2 N of them for a complex N-point transform); the real
+//    transform against the complex one of the same size (ideal: a little over 0.5).
+//  - Kalman rows: one stream at 16 and 48 kHz over the tails the plugin and quell-live run, fed in the
+//    engine's calls (10 ms at 16 kHz, 512 and 1024 frames at 48 kHz): the fraction of a core it needs (all
+//    the calls' time over the audio's duration) and the calls' median, p99 and worst time.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "BenchRegistry.h"
+#include "BenchReport.h"
+#include "Percentile.h"
+#include "dsp/Fft.h"
+#include "dsp/Pbfdkf.h"
+#include "dsp/RealFft.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using quell::bench::percentile;
+
+// The fastest of `repeats` timings of `runs` calls of fn, per call, in ns.
+template <typename Fn>
+double fastestNs(int repeats, int runs, Fn&& fn)
+{
+    double best = 1e300;
+    for (int r = 0; r < repeats; ++r) {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < runs; ++i)
+            fn();
+        best = std::min(best, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / runs);
+    }
+    return best;
+}
+
+} // namespace
+
+QUELL_BENCH_COMMAND(cpukalman, "CPU Kalman filter and its FFTs on one core: fraction of a core per stream, ns per butterfly")
+{
+    quell::bench::BenchReport report("cpukalman");
+    std::mt19937 rng(3u);
+    std::normal_distribution<float> g(0.0f, 0.1f);
+
+    for (const std::size_t n : {128u, 256u, 512u, 1024u, 2048u}) {
+        const quell::dsp::FftPlan<float> complexPlan(n);
+        const quell::dsp::RealFftPlan<float> realPlan(n);
+        std::vector<std::complex<float>> c(n), spectrum(realPlan.bins());
+        std::vector<float> x(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = g(rng);
+            c[i] = {g(rng), g(rng)};
+        }
+        const int runs = args.quick ? 200 : 2000;
+        // Forward and inverse in turn, so the data stays bounded.
+        const double complexNs = fastestNs(5, runs, [&] {
+            complexPlan.transform(c, false);
+            complexPlan.transform(c, true);
+        }) / 2.0;
+        const double realNs = fastestNs(5, runs, [&] {
+            realPlan.forward(x, spectrum);
+            realPlan.inverse(spectrum, x);
+        }) / 2.0;
+        const double butterflies = 0.5 * static_cast<double>(n) * std::log2(static_cast<double>(n));
+        report.add("FFT, float, one core",
+                   {{"points", static_cast<long long>(n)},
+                    {"complex ns", complexNs},
+                    {"complex ns per butterfly", complexNs / butterflies},
+                    {"real ns", realNs},
+                    {"real / complex", realNs / complexNs}});
+        std::printf("FFT %4zu points: complex %.0f ns (%.2f ns per butterfly), real %.0f ns (%.2f of complex)\n", n, complexNs,
+                    complexNs / butterflies, realNs, realNs / complexNs);
+    }
+
+    struct Case {
+        int rate, taps, call;
+    };
+    const std::vector<Case> cases = args.quick ? std::vector<Case>{{16000, 4096, 160}, {48000, 4096, 1024}}
+                                               : std::vector<Case>{{16000, 1024, 160}, {16000, 2048, 160}, {16000, 4096, 160},
+                                                                   {48000, 4096, 512}, {48000, 4096, 1024}, {48000, 8192, 1024},
+                                                                   {48000, 16384, 1024}};
+    for (const Case& k : cases) {
+        quell::dsp::PbfdkfSettings settings;
+        settings.taps = k.taps;
+        quell::dsp::Pbfdkf kalman;
+        kalman.prepare(settings);
+        const double seconds = args.quick ? 2.0 : 10.0;
+        const std::size_t n = static_cast<std::size_t>(seconds * k.rate) / static_cast<std::size_t>(k.call) * static_cast<std::size_t>(k.call);
+        // A far end of coloured noise and its echo through a decaying path: the filter's work does not
+        // depend on the content, but its adaptation must run (an active far end).
+        std::vector<float> x(n), d(n), e(n);
+        float y1 = 0.0f;
+        for (auto& v : x)
+            v = y1 = 0.9f * y1 + g(rng);
+        for (std::size_t i = 0; i < n; ++i)
+            d[i] = 0.5f * x[i] + (i >= 40 ? 0.3f * x[i - 40] : 0.0f) + 1e-4f * g(rng);
+        std::vector<double> callUs;
+        for (std::size_t at = 0; at < n; at += static_cast<std::size_t>(k.call)) {
+            const std::size_t len = static_cast<std::size_t>(k.call);
+            const auto t0 = Clock::now();
+            kalman.process({d.data() + at, len}, {x.data() + at, len}, {e.data() + at, len});
+            callUs.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        }
+        const double periodUs = 1e6 * k.call / k.rate;
+        const double median = percentile(callUs, 0.5), p99 = percentile(callUs, 0.99),
+                     worst = *std::max_element(callUs.begin(), callUs.end());
+        double totalUs = 0.0;
+        for (const double us : callUs)
+            totalUs += us;
+        const double load = totalUs / (1e6 * static_cast<double>(n) / k.rate);   // (calls hold 0, 1 or 2 block ends)
+        report.add("Kalman filter, one stream, one core",
+                   {{"rate", static_cast<long long>(k.rate)},
+                    {"taps", static_cast<long long>(k.taps)},
+                    {"tail ms", 1000.0 * k.taps / k.rate},
+                    {"block B", static_cast<long long>(kalman.blockSize())},
+                    {"partitions", static_cast<long long>(kalman.partitions())},
+                    {"call frames", static_cast<long long>(k.call)},
+                    {"call us median", median},
+                    {"call us p99", p99},
+                    {"call us max", worst},
+                    {"fraction of a core", load},
+                    {"p99 / period", p99 / periodUs},
+                    {"streams per core", 1.0 / load}});
+        std::printf("Kalman %5d Hz %5d taps (%3.0f ms, %2d x %3d), %4d-frame calls: median %6.0f us, p99 %6.0f, max %6.0f of %5.0f us: "
+                    "%.3f of a core, %.0f streams per core\n",
+                    k.rate, k.taps, 1000.0 * k.taps / k.rate, kalman.partitions(), kalman.blockSize(), k.call, median, p99, worst,
+                    periodUs, load, 1.0 / load);
+        std::fflush(stdout);
+    }
+    report.print();
+    report.writeJson(args.jsonPath);
+    return 0;
+}
