@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dsp/Fft.h"
 
+#include "dsp/TargetClones.h"
+
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -39,6 +41,17 @@ FftPlan<T>::FftPlan(std::size_t size) : size_(size)
 
 namespace {
 
+// The twiddle-free butterfly on two complex values stored as T[2]: a + b into a, a - b into b.
+template <typename T>
+[[gnu::always_inline]] inline void sumAndDifference(T* a, T* b)
+{
+    const T ar = a[0], ai = a[1], br = b[0], bi = b[1];
+    a[0] = ar + br;
+    a[1] = ai + bi;
+    b[0] = ar - br;
+    b[1] = ai - bi;
+}
+
 template <typename T>
 [[gnu::always_inline]] inline void radix2(T* d, std::size_t n, const std::size_t* swaps, std::size_t swapCount,
                                         const T* twiddles, bool inverse)
@@ -49,27 +62,17 @@ template <typename T>
         std::swap(d[i + 1], d[j + 1]);
     }
     if (n >= 2)
-        for (std::size_t i = 0; i < 2 * n; i += 4) {
-            const T ar = d[i], ai = d[i + 1], br = d[i + 2], bi = d[i + 3];
-            d[i] = ar + br;
-            d[i + 1] = ai + bi;
-            d[i + 2] = ar - br;
-            d[i + 3] = ai - bi;
-        }
+        for (std::size_t i = 0; i < 2 * n; i += 4)
+            sumAndDifference(d + i, d + i + 2);
     if (n >= 4) {
-        // The 4-point stage's second twiddle is -i forward, +i inverse.
+        // The 4-point stage's second twiddle is -i forward, +i inverse: a swap and a sign, no product.
         const T s = inverse ? T(-1) : T(1);
         for (std::size_t i = 0; i < 2 * n; i += 8) {
-            const T ar = d[i], ai = d[i + 1], br = d[i + 4], bi = d[i + 5];
-            d[i] = ar + br;
-            d[i + 1] = ai + bi;
-            d[i + 4] = ar - br;
-            d[i + 5] = ai - bi;
-            const T cr = d[i + 2], ci = d[i + 3], er = s * d[i + 7], ei = -s * d[i + 6];
-            d[i + 2] = cr + er;
-            d[i + 3] = ci + ei;
-            d[i + 6] = cr - er;
-            d[i + 7] = ci - ei;
+            sumAndDifference(d + i, d + i + 4);
+            const T er = s * d[i + 7], ei = -s * d[i + 6];
+            d[i + 6] = er;
+            d[i + 7] = ei;
+            sumAndDifference(d + i + 2, d + i + 6);
         }
     }
     for (std::size_t half = 4; half < n; half *= 2) {
@@ -91,10 +94,8 @@ template <typename T>
     }
 }
 
-// The butterflies, compiled twice by target_clones (an AVX2 body beside the baseline, picked at load
-// time, as dsp::detail's RLS rows are): the baseline build targets any x86-64, and AVX2 halves the
-// transform's time.
-#define QUELL_CLONES __attribute__((target_clones("avx2", "default")))
+// The butterflies, compiled for AVX2 beside the baseline (QUELL_CLONES): AVX2 halves the transform's
+// time.
 
 QUELL_CLONES void radix2Float(float* d, std::size_t n, const std::size_t* swaps, std::size_t swapCount, const float* twiddles,
                               bool inverse)

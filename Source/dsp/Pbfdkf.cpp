@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-
 namespace quell::dsp {
 
 int automaticBlockSize(int taps)
@@ -76,6 +75,7 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
     uncertainty_.assign(channels_ * static_cast<std::size_t>(partitions_) * bins_, 0.0f);
     scratch_.assign(bins_, {});
     errorSpectrum_.assign(bins_, {});
+    lastBlockSpectrum_.assign(bins_, {});
     denominator_.assign(bins_, 0.0f);
     timeScratch_.assign(fft_.size(), 0.0f);
     // The prior's shape depends on the settings alone: computed here, not on every restart.
@@ -88,10 +88,7 @@ void Pbfdkf::prepare(const PbfdkfSettings& settings)
 
 void Pbfdkf::reset()
 {
-    w_.zero();
-    std::fill(weightSpectra_.begin(), weightSpectra_.end(), std::complex<float>{});
-    std::fill(pastEcho_.begin(), pastEcho_.end(), 0.0f);
-    std::fill(weights_.begin(), weights_.end(), 0.0f);
+    zeroWeights();
     std::fill(window_.begin(), window_.end(), 0.0f);
     std::fill(error_.begin(), error_.end(), 0.0f);
     std::fill(spectra_.begin(), spectra_.end(), std::complex<float>{});
@@ -100,6 +97,23 @@ void Pbfdkf::reset()
     newest_ = 0;
     health_ = {};
     restartUncertainty();
+}
+
+void Pbfdkf::zeroWeights()
+{
+    w_.zero();
+    std::fill(weightSpectra_.begin(), weightSpectra_.end(), std::complex<float>{});
+    std::fill(pastEcho_.begin(), pastEcho_.end(), 0.0f);
+    std::fill(weights_.begin(), weights_.end(), 0.0f);
+    weightsZero_ = true;
+}
+
+void Pbfdkf::transformHalfWindow(const float* samples, bool secondHalf, std::span<std::complex<float>> spectrum)
+{
+    const auto B = static_cast<std::ptrdiff_t>(block_);
+    std::copy_n(samples, B, timeScratch_.begin() + (secondHalf ? B : 0));
+    std::fill_n(timeScratch_.begin() + (secondHalf ? 0 : B), B, 0.0f);
+    fft_.forward(timeScratch_, spectrum);
 }
 
 void Pbfdkf::restartUncertainty()
@@ -164,10 +178,7 @@ float Pbfdkf::processSample(float d, const float* x)
     float e = d - y;
     if (!std::isfinite(e)) {
         // Divergence (it takes inputs near float's range): start again rather than play garbage.
-        w_.zero();
-        std::fill(weightSpectra_.begin(), weightSpectra_.end(), std::complex<float>{});
-        std::fill(pastEcho_.begin(), pastEcho_.end(), 0.0f);
-        std::fill(weights_.begin(), weights_.end(), 0.0f);
+        zeroWeights();
         restartUncertainty();
         ++health_.reinitialisations;
         e = d;
@@ -200,7 +211,8 @@ void Pbfdkf::updateBlock()
     // Adapt only from blocks the canceller let it learn from (most of the block's samples).
     if (adapting_ && 2 * static_cast<std::size_t>(pausedInBlock_) <= B)
         adaptBlock();
-    predictPastEcho();
+    if (!weightsZero_)   // (zero weights predict zeros, which pastEcho_ already holds)
+        predictPastEcho();
 }
 
 void Pbfdkf::predictPastEcho()
@@ -213,12 +225,10 @@ void Pbfdkf::predictPastEcho()
     // leaves the new block's samples to the sample-by-sample taps.
     std::fill(scratch_.begin(), scratch_.end(), std::complex<float>{});
     for (std::size_t c = 0; c < channels_; ++c) {
-        std::copy_n(&window_[c * M], B, timeScratch_.begin());
-        std::fill(timeScratch_.begin() + static_cast<std::ptrdiff_t>(B), timeScratch_.end(), 0.0f);
-        fft_.forward(timeScratch_, errorSpectrum_);   // (free until the next block's adaptation)
+        transformHalfWindow(&window_[c * M], false, lastBlockSpectrum_);
         for (std::size_t p = 0; p < P; ++p) {
             const std::complex<float>* W = &weightSpectra_[(c * P + p) * K];
-            const std::complex<float>* X = p == 0 ? errorSpectrum_.data() : &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p - 1) % P) * K];
+            const std::complex<float>* X = p == 0 ? lastBlockSpectrum_.data() : &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p - 1) % P) * K];
             for (std::size_t f = 0; f < K; ++f) {
                 const float wr = W[f].real(), wi = W[f].imag(), xr = X[f].real(), xi = X[f].imag();
                 scratch_[f] += std::complex<float>(wr * xr - wi * xi, wr * xi + wi * xr);
@@ -258,9 +268,7 @@ void Pbfdkf::adaptBlock()
         }
     }
 
-    std::fill_n(timeScratch_.begin(), B, 0.0f);
-    std::copy(error_.begin(), error_.end(), timeScratch_.begin() + static_cast<std::ptrdiff_t>(B));
-    fft_.forward(timeScratch_, errorSpectrum_);
+    transformHalfWindow(error_.data(), true, errorSpectrum_);
 
     // R/M = 1/2: the error block is half of the transform window.
     constexpr float kHalf = 0.5f;
@@ -281,6 +289,7 @@ void Pbfdkf::adaptBlock()
 
     const float a2 = static_cast<float>(1.0 - processNoiseFactor());
     ++adaptedBlocks_;
+    weightsZero_ = false;
     for (std::size_t c = 0; c < channels_; ++c) {
         float* w = w_.data() + c * stride_;
         for (std::size_t p = 0; p < P; ++p) {
@@ -299,10 +308,8 @@ void Pbfdkf::adaptBlock()
             for (std::size_t i = 0; i < valid; ++i)
                 wp[i] += timeScratch_[i];
             // |W_p|^2 of the updated taps, for the process noise.
-            std::copy(wp, wp + B, timeScratch_.begin());
-            std::fill(timeScratch_.begin() + static_cast<std::ptrdiff_t>(B), timeScratch_.end(), 0.0f);
             std::complex<float>* W = &weightSpectra_[(c * P + p) * K];
-            fft_.forward(timeScratch_, {W, K});
+            transformHalfWindow(wp, false, {W, K});
             for (std::size_t f = 0; f < K; ++f) {
                 const float gain = kHalf * phi[f] * std::norm(X[f]) / denominator_[f];
                 phi[f] = std::min(a2 * (1.0f - gain) * phi[f] + (1.0f - a2) * std::norm(W[f]), uncertaintyCap_);

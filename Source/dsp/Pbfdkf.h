@@ -65,6 +65,11 @@ public:
 
 private:
     float processSample(float d, const float* x);
+    // Taps, their spectra and the predicted echo to zero (reset, and divergence).
+    void zeroWeights();
+    // B samples into one half of the 2B-point window (the first, or the second), zeros in the other,
+    // and the window's spectrum (bins_) into `spectrum`.
+    void transformHalfWindow(const float* samples, bool secondHalf, std::span<std::complex<float>> spectrum);
     void updateBlock();
     void adaptBlock();
     // The earlier blocks' contribution to each sample of the block about to start (pastEcho_).
@@ -92,6 +97,7 @@ private:
     std::vector<float> uncertainty_;
     int newest_ = 0;                              // ring index of X_0
     std::vector<std::complex<float>> scratch_, errorSpectrum_;
+    std::vector<std::complex<float>> lastBlockSpectrum_;   // the block just ended, then zeros (predictPastEcho)
     std::vector<float> timeScratch_;              // 2B samples: a window on its way in or out of the FFT
     std::vector<float> denominator_;
     std::vector<float> micBlock_;                 // the block's microphone samples (for Phi(0))
@@ -100,6 +106,7 @@ private:
     std::vector<double> priorProfile_;            // Phi(0) of partition p over partition 0's
     double priorSum_ = 1.0;                       // their sum
     bool adapting_ = true;
+    bool weightsZero_ = true;                     // no step taken since the last zeroWeights()
     long adaptedBlocks_ = 0;                      // since the last restart (the process noise's schedule)
     RlsHealth health_{};
 };

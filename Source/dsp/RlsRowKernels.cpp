@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dsp/RlsRowKernels.h"
 
-// GCC vector extensions: portable across x86 levels; the target_clones attribute compiles an AVX2
-// body next to the baseline one and an ifunc resolver picks one at load time, so the binary still runs
-// on machines without AVX2 (CI, older hosts). FMA is deliberately not enabled: contraction would make
-// the update of p_ij and p_ji differ in rounding and break the exact symmetry of P.
-#define QUELL_CLONES __attribute__((target_clones("avx2", "default")))
+#include "dsp/TargetClones.h"
+
+// GCC vector extensions: portable across x86 levels, compiled for AVX2 and the baseline (QUELL_CLONES).
 
 namespace quell::dsp::detail {
 namespace {
