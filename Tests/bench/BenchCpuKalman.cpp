@@ -3,7 +3,11 @@
 // of this host, beside the issue's budget (half a core in real time) and a 2-core machine's share.
 //  - FFT rows: complex (FftPlan) and real (RealFftPlan) transforms of the sizes the canceller uses, in
 //    ns per transform and per butterfly (N/2 log2 N of them for a complex N-point transform); the real
-//    transform against the complex one of the same size (ideal: a little over 0.5).
+//    transform against the complex one of the same size (ideal: a little over 0.5), and against the same
+//    real transform in FFTW 3 (planned with FFTW_MEASURE) and KissFFT where the build found them
+//    (pkg-config fftw3f, kissfft-float; test tools only, as quell-eval's peers are). Each real row is a
+//    forward and an inverse transform of fixed data, halved; Quell's inverse includes its 1/N scaling,
+//    the peers' do not scale.
 //  - Kalman rows: one stream at 16 and 48 kHz over the tails the plugin and quell-live run, fed in the
 //    engine's calls (10 ms at 16 kHz, 512 and 1024 frames at 48 kHz): the fraction of a core it needs (all
 //    the calls' time over the audio's duration) and the calls' median, p99 and worst time.
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "BenchRegistry.h"
@@ -22,6 +27,13 @@
 #include "dsp/Fft.h"
 #include "dsp/Pbfdkf.h"
 #include "dsp/RealFft.h"
+
+#ifdef QUELL_BENCH_FFTW
+#include <fftw3.h>
+#endif
+#ifdef QUELL_BENCH_KISSFFT
+#include <kiss_fftr.h>
+#endif
 
 namespace {
 
@@ -54,7 +66,7 @@ QUELL_BENCH_COMMAND(cpukalman, "CPU Kalman filter and its FFTs on one core: frac
         const quell::dsp::FftPlan<float> complexPlan(n);
         const quell::dsp::RealFftPlan<float> realPlan(n);
         std::vector<std::complex<float>> c(n), spectrum(realPlan.bins());
-        std::vector<float> x(n);
+        std::vector<float> x(n), back(n);
         for (std::size_t i = 0; i < n; ++i) {
             x[i] = g(rng);
             c[i] = {g(rng), g(rng)};
@@ -67,17 +79,58 @@ QUELL_BENCH_COMMAND(cpukalman, "CPU Kalman filter and its FFTs on one core: frac
         }) / 2.0;
         const double realNs = fastestNs(5, runs, [&] {
             realPlan.forward(x, spectrum);
-            realPlan.inverse(spectrum, x);
+            realPlan.inverse(spectrum, back);
         }) / 2.0;
         const double butterflies = 0.5 * static_cast<double>(n) * std::log2(static_cast<double>(n));
-        report.add("FFT, float, one core",
-                   {{"points", static_cast<long long>(n)},
-                    {"complex ns", complexNs},
-                    {"complex ns per butterfly", complexNs / butterflies},
-                    {"real ns", realNs},
-                    {"real / complex", realNs / complexNs}});
-        std::printf("FFT %4zu points: complex %.0f ns (%.2f ns per butterfly), real %.0f ns (%.2f of complex)\n", n, complexNs,
+        std::vector<std::pair<std::string, quell::bench::BenchReport::Value>> row = {{"points", static_cast<long long>(n)},
+                              {"complex ns", complexNs},
+                              {"complex ns per butterfly", complexNs / butterflies},
+                              {"real ns", realNs},
+                              {"real / complex", realNs / complexNs}};
+        std::printf("FFT %4zu points: complex %.0f ns (%.2f ns per butterfly), real %.0f ns (%.2f of complex)", n, complexNs,
                     complexNs / butterflies, realNs, realNs / complexNs);
+        [[maybe_unused]] const auto addPeer = [&](const std::string& key, const char* name, double peerNs) {
+            row.emplace_back(key + " real ns", peerNs);
+            row.emplace_back("real / " + key, realNs / peerNs);
+            std::printf(", %s %.0f ns (Quell %.2f x its time)", name, peerNs, realNs / peerNs);
+        };
+#ifdef QUELL_BENCH_FFTW
+        {
+            float* in = fftwf_alloc_real(n);
+            float* out = fftwf_alloc_real(n);
+            fftwf_complex* freq = fftwf_alloc_complex(n / 2 + 1);
+            const int size = static_cast<int>(n);
+            fftwf_plan forwardPlan = fftwf_plan_dft_r2c_1d(size, in, freq, FFTW_MEASURE);
+            fftwf_plan inversePlan = fftwf_plan_dft_c2r_1d(size, freq, out, FFTW_MEASURE | FFTW_DESTROY_INPUT);
+            std::copy(x.begin(), x.end(), in);   // (after planning: FFTW_MEASURE overwrites the arrays)
+            const double fftwNs = fastestNs(5, runs, [&] {
+                fftwf_execute(forwardPlan);
+                fftwf_execute(inversePlan);
+            }) / 2.0;
+            fftwf_destroy_plan(forwardPlan);
+            fftwf_destroy_plan(inversePlan);
+            fftwf_free(in);
+            fftwf_free(out);
+            fftwf_free(freq);
+            addPeer("fftw", "FFTW", fftwNs);
+        }
+#endif
+#ifdef QUELL_BENCH_KISSFFT
+        {
+            kiss_fftr_cfg forwardCfg = kiss_fftr_alloc(static_cast<int>(n), 0, nullptr, nullptr);
+            kiss_fftr_cfg inverseCfg = kiss_fftr_alloc(static_cast<int>(n), 1, nullptr, nullptr);
+            std::vector<kiss_fft_cpx> freq(n / 2 + 1);
+            const double kissNs = fastestNs(5, runs, [&] {
+                kiss_fftr(forwardCfg, x.data(), freq.data());
+                kiss_fftri(inverseCfg, freq.data(), back.data());
+            }) / 2.0;
+            kiss_fftr_free(forwardCfg);
+            kiss_fftr_free(inverseCfg);
+            addPeer("kissfft", "KissFFT", kissNs);
+        }
+#endif
+        std::printf("\n");
+        report.add("FFT, float, one core", std::move(row));
     }
 
     struct Case {
