@@ -24,10 +24,11 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     o.option("--backend", "B", "cpu, gpu or auto (default auto: the GPU when usable, else the CPU)",
              [&s](const std::string& v) { s.backend = aec::parseBackend("--backend", v); });
     o.option("--filter", "F",
-             offline ? "rls, kalman or auto (default auto: RLS; kalman = the CPU's frequency-domain\n"
-                       "Kalman filter, 256 ms by default, at a few per cent of a core)"
-                     : "rls, kalman or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
-                       "half a core, else the frequency-domain Kalman filter)",
+             offline ? "rls, kalman, nlms or auto (default auto: RLS; kalman = the CPU's frequency-domain\n"
+                       "Kalman filter, 256 ms by default, at a few per cent of a core; nlms = the CPU's\n"
+                       "normalised LMS, one far-end channel, for comparison)"
+                     : "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
+                       "half a core, else the frequency-domain Kalman filter; nlms only where neither fits)",
              [&s](const std::string& v) { s.filter = aec::parseFilterKind("--filter", v); });
     o.option("--suppression", "DB",
              "residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
-//                [--backend cpu|gpu|auto] [--filter rls|kalman|auto] [--suppression DB] [--no-comfort-noise] [--distortion-model] [--metrics M.json] [--quiet]
+//                [--backend cpu|gpu|auto] [--filter rls|kalman|nlms|auto] [--suppression DB] [--no-comfort-noise] [--distortion-model] [--metrics M.json] [--quiet]
 //   quell-render --batch LIST.tsv [--shard K/N] [--jobs J] [canceller options]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad

@@ -391,7 +391,7 @@ static void gst_quell_aec_class_init(GstQuellAecClass* klass)
     g_object_class_install_property(object, kPropBackend,
                                     g_param_spec_string("backend", "Backend", "Where the filter runs: auto, cpu or gpu", "auto", flags));
     g_object_class_install_property(object, kPropFilter,
-                                    g_param_spec_string("filter", "Filter", "The adaptive filter: auto, rls or kalman", "auto", flags));
+                                    g_param_spec_string("filter", "Filter", "The adaptive filter: auto, rls, kalman or nlms", "auto", flags));
     g_object_class_install_property(object, kPropSuppression,
                                     g_param_spec_double("suppression", "Suppression",
                                                         "Most attenuation of the residual echo suppressor in dB (0: off)", 0.0, 60.0, 40.0,

@@ -11,7 +11,7 @@
 // The module's capture (rec), playback (play) and output have the same channels: one or two.
 //
 // aec.args (all optional): quell.taps (8..8192 per far-end channel; default automatic), quell.backend
-// (cpu, gpu, auto), quell.filter (rls, kalman, auto), quell.suppression (dB, 0..60), quell.block (the
+// (cpu, gpu, auto), quell.filter (rls, kalman, nlms, auto), quell.suppression (dB, 0..60), quell.block (the
 // block the engine is laid out for, in samples at the graph rate; default 10 ms; also the quantum it asks
 // the graph for through the interface's `latency`), quell.offline (true: no worker, run() cancels in place
 // and returns when done; for tests and batch graphs).

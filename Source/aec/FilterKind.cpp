@@ -6,8 +6,8 @@
 namespace quell::aec {
 namespace {
 
-constexpr std::array<io::NamedChoice<FilterKind>, 3> kFilterKinds{
-    {{FilterKind::Rls, "rls"}, {FilterKind::Kalman, "kalman"}, {FilterKind::Auto, "auto"}}};
+constexpr std::array<io::NamedChoice<FilterKind>, 4> kFilterKinds{
+    {{FilterKind::Rls, "rls"}, {FilterKind::Kalman, "kalman"}, {FilterKind::Nlms, "nlms"}, {FilterKind::Auto, "auto"}}};
 
 } // namespace
 

@@ -4,15 +4,21 @@
 //  - Rls: exact least squares per sample; O(N^2) per sample: the GPU's filter, and the CPU's where it fits.
 //  - Kalman: the partitioned-block frequency-domain Kalman filter (dsp::Pbfdkf), O(log B) per tap and
 //    sample: the CPU's filter for long tails in real time.
+//  - Nlms: normalised LMS, O(1) per tap and sample, one far-end channel, on the CPU: the cheapest and
+//    slowest to converge; Auto picks it only where neither of the others fits the real-time budget, and
+//    naming it is for comparison (quell-eval's CPU quality table) and the weakest machines.
 //  - Auto: RLS on the GPU; on the CPU RLS where it fits the real-time budget, the Kalman filter otherwise
 //    (see EchoCanceller::prepare, which says what it chose).
 #include <string_view>
 
 namespace quell::aec {
 
-enum class FilterKind { Auto, Rls, Kalman };
+enum class FilterKind { Auto, Rls, Kalman, Nlms };
 
-// The filter named by `text` ("rls", "kalman" or "auto"); otherwise std::invalid_argument naming `option`
+// Whether the filter runs on the CPU only (the GPU runs RLS).
+constexpr bool cpuOnly(FilterKind kind) { return kind == FilterKind::Kalman || kind == FilterKind::Nlms; }
+
+// The filter named by `text` ("rls", "kalman", "nlms" or "auto"); otherwise std::invalid_argument naming `option`
 // (where the name came from) and the choices.
 FilterKind parseFilterKind(std::string_view option, std::string_view text);
 const char* toString(FilterKind kind);

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "aec/CpuFilterChoice.h"
@@ -83,7 +84,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
     const int rate = spec.sampleRate;
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * rate / 4.0)) * 4); };
     bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
-    if (s.backend != Backend::Cpu && s.filter != FilterKind::Kalman && !stereoKalman(s, spec, true)) {
+    if (s.backend != Backend::Cpu && !cpuOnly(s.filter) && !stereoKalman(s, spec, true)) {
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
@@ -183,8 +184,12 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
     } catch (const std::invalid_argument& e) {
         return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
     }
-    if (settings.backend == Backend::Gpu && settings.filter == FilterKind::Kalman)
-        return refuse(FilterPlanResult::Refusal::BadSettings, "the Kalman filter runs on the CPU (--backend cpu or auto)");
+    if (settings.backend == Backend::Gpu && cpuOnly(settings.filter))
+        return refuse(FilterPlanResult::Refusal::BadSettings, std::string(settings.filter == FilterKind::Kalman ? "the Kalman filter" : "NLMS")
+                                                                  + " runs on the CPU (--backend cpu or auto)");
+    if (settings.filter == FilterKind::Nlms && spec.channels > 1)
+        return refuse(FilterPlanResult::Refusal::BadSettings,
+                      "NLMS takes one far-end channel (got " + std::to_string(spec.channels) + "): rls, kalman or a mono far end");
 
     FilterPlan& plan = result.plan;
     const bool tapsAutomatic = settings.taps == 0;
@@ -198,7 +203,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
         return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
     }
 
-    if (settings.backend != Backend::Cpu && settings.filter != FilterKind::Kalman && !stereoKalman(settings, spec, tapsAutomatic)) {
+    if (settings.backend != Backend::Cpu && !cpuOnly(settings.filter) && !stereoKalman(settings, spec, tapsAutomatic)) {
         std::string whyNot = gpuRlsWhyNot(rls, spec.maximumBlockSize);
         if (whyNot.empty()) {
             plan.engine = FilterEngine::GpuRls;
@@ -208,7 +213,9 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
             return refuse(FilterPlanResult::Refusal::GpuUnavailable, "--backend gpu: no usable GPU for these settings (" + whyNot + ")");
         plan.fallbackReason = std::move(whyNot);
     }
-    if (kalmanOutright(settings, spec, tapsAutomatic)) {
+    if (settings.filter == FilterKind::Nlms) {
+        plan.engine = FilterEngine::CpuNlms;
+    } else if (kalmanOutright(settings, spec, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,

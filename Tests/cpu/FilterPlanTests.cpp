@@ -51,6 +51,10 @@ TEST_CASE("the filter plan refuses bad settings with a reason instead of throwin
         {"block", cpuOffline(1024), {.maximumBlockSize = 0}, "samples per call"},
         {"kalman on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Kalman; }),
          kBlock160, "Kalman filter runs on the CPU"},
+        {"nlms on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Nlms; }),
+         kBlock160, "NLMS runs on the CPU"},
+        {"nlms with a stereo far end", with([](auto& s) { s.filter = aec::FilterKind::Nlms; }),
+         {.maximumBlockSize = 160, .channels = 2}, "NLMS takes one far-end channel (got 2)"},
     };
     for (const Case& c : cases) {
         INFO(c.what);
@@ -108,6 +112,22 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         const auto r = aec::planLinearFilter(s, kBlock160);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
+    }
+    SECTION("NLMS when asked for, at the length asked or 1024 taps, offline and in real time (no timing)")
+    {
+        aec::EchoCancellerSettings s = cpuOffline(4096);
+        s.filter = aec::FilterKind::Nlms;
+        auto r = aec::planLinearFilter(s, kBlock160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuNlms);
+        CHECK(r.plan.tapsPerChannel() == 4096);
+        s.taps = 0;
+        s.cpuRealtimeBudget = 0.5;
+        r = aec::planLinearFilter(s, kBlock160);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuNlms);
+        CHECK(r.plan.tapsPerChannel() == 1024);
+        CHECK(aec::makeLinearFilter(r.plan)->description() == "CPU float32 NLMS, 1024 taps");
     }
     SECTION("an automatic length in real time is the Kalman filter's 256 ms")
     {

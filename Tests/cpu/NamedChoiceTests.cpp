@@ -46,9 +46,9 @@ TEST_CASE("Backend and FilterKind round-trip through their names", "[io]")
 {
     for (auto b : {aec::Backend::Auto, aec::Backend::Cpu, aec::Backend::Gpu})
         CHECK(aec::parseBackend("--backend", aec::toString(b)) == b);
-    for (auto f : {aec::FilterKind::Auto, aec::FilterKind::Rls, aec::FilterKind::Kalman})
+    for (auto f : {aec::FilterKind::Auto, aec::FilterKind::Rls, aec::FilterKind::Kalman, aec::FilterKind::Nlms})
         CHECK(aec::parseFilterKind("--filter", aec::toString(f)) == f);
     CHECK(refusal([] { aec::parseBackend("--backend", "tpu"); }) == "--backend: expected cpu, gpu or auto, got 'tpu'");
-    CHECK(refusal([] { aec::parseFilterKind("quell.filter", "nlms"); }) ==
-          "quell.filter: expected rls, kalman or auto, got 'nlms'");
+    CHECK(refusal([] { aec::parseFilterKind("quell.filter", "lms"); }) ==
+          "quell.filter: expected rls, kalman, nlms or auto, got 'lms'");
 }

@@ -226,7 +226,7 @@ int main(int argc, char** argv)
             const std::vector<ScenarioResult> scenarioResults(results.begin() + static_cast<std::ptrdiff_t>(first), results.end());
             if (check)
                 checkTargets(s.name, scenarioResults, quellDelay, s.bulkDelayMs, quellReinits, quellEarlier, failures,
-                             qo.settings.filter == quell::aec::FilterKind::Kalman ? TargetProfile::RealtimeCpu : TargetProfile::CiRls);
+                             quell::aec::cpuOnly(qo.settings.filter) ? TargetProfile::RealtimeCpu : TargetProfile::CiRls);
             for (const ScenarioResult& r : scenarioResults)
                 if (r.canceller == "quell")
                     quellEarlier[s.name] = r.figures;
