@@ -11,11 +11,9 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
 {
     const bool offline = use == CancellerUse::Offline;
     o.option("--taps", "N",
-             offline ? "adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
-                       "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time, else 1024)"
-                     : "adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
-                       "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time; on the\n"
-                       "CPU the Kalman filter at 4096)",
+             "adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
+             "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time; on the\n"
+             "CPU the Kalman filter at 4096; RLS asked for on the CPU: 1024)",
              [&s](const std::string& v) { s.taps = v == "auto" ? 0 : io::parseInt("--taps", v, aec::kMinTaps, aec::kMaxTaps); });
     o.option("--lambda", "L",
              "RLS forgetting factor, 0.9 to 1, or auto (default: auto, a memory of 10 x the taps, at least\n"
@@ -24,9 +22,9 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     o.option("--backend", "B", "cpu, gpu or auto (default auto: the GPU when usable, else the CPU)",
              [&s](const std::string& v) { s.backend = aec::parseBackend("--backend", v); });
     o.option("--filter", "F",
-             offline ? "rls, kalman, nlms or auto (default auto: RLS; kalman = the CPU's frequency-domain\n"
-                       "Kalman filter, 256 ms by default, at a few per cent of a core; nlms = the CPU's\n"
-                       "normalised LMS, one far-end channel, for comparison)"
+             offline ? "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU the frequency-\n"
+                       "domain Kalman filter, or RLS at a length asked for; nlms = the CPU's normalised\n"
+                       "LMS, one far-end channel, for comparison)"
                      : "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
                        "half a core, else the frequency-domain Kalman filter; nlms only where neither fits)",
              [&s](const std::string& v) { s.filter = aec::parseFilterKind("--filter", v); });

@@ -25,8 +25,9 @@ inline constexpr double kMaxDelaySeconds = 4.0;
 struct EchoCancellerSettings {
     // Per far-end channel. 0 = automatic: on the GPU 256 ms (4096 taps at 16 kHz: a 0.3-0.5 s room's tail
     // is there to 30-50 dB) where that runs three times faster than real time here, measured at prepare,
-    // else 128 ms; otherwise 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the
-    // echo; the rest is the residual suppressor's). settings() reports the length chosen.
+    // else 128 ms; on the CPU 256 ms of the Kalman filter (filter Auto or Kalman); RLS asked for on the
+    // CPU 1024 (64 ms at 16 kHz: the direct path and the early, strong part of the echo; the rest is the
+    // residual suppressor's). settings() reports the length chosen.
     int taps = 0;
     // RLS forgetting factor; 0 = automatic (effectiveLambda): a memory of 1/(1 - lambda) = 10 x the
     // filter's taps and at least 10,000 samples (0.6 s at 16 kHz), long against the filter length so that
@@ -47,8 +48,9 @@ struct EchoCancellerSettings {
     // Removes DC and rumble from mic and reference before the filter (2nd-order Butterworth).
     double highPassHz = 40.0;
     Backend backend = Backend::Auto;
-    // The adaptive filter (FilterKind.h): Auto = RLS on the GPU; on the CPU RLS where it fits the
-    // real-time budget (or offline), the frequency-domain Kalman filter otherwise.
+    // The adaptive filter (FilterKind.h): Auto = RLS on the GPU; on the CPU the frequency-domain Kalman
+    // filter with an automatic length, and with a length asked for RLS where it fits the real-time
+    // budget (or offline), the Kalman filter otherwise.
     FilterKind filter = FilterKind::Auto;
     // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
     // When RLS of `taps` does not fit, the Kalman filter of the same length runs instead (NLMS only if

@@ -7,8 +7,10 @@
 //  - Nlms: normalised LMS, O(1) per tap and sample, one far-end channel, on the CPU: the cheapest and
 //    slowest to converge; Auto picks it only where neither of the others fits the real-time budget, and
 //    naming it is for comparison (quell-eval's CPU quality table) and the weakest machines.
-//  - Auto: RLS on the GPU; on the CPU RLS where it fits the real-time budget, the Kalman filter otherwise
-//    (see EchoCanceller::prepare, which says what it chose).
+//  - Auto: RLS on the GPU; on the CPU the Kalman filter at 256 ms where the length is automatic (offline
+//    too: FilterPlan.cpp's kalmanOutright has the measurements), and at a length asked for RLS where it
+//    fits the real-time budget (offline: always), the Kalman filter otherwise (see EchoCanceller::prepare,
+//    which says what it chose).
 #include <string_view>
 
 namespace quell::aec {

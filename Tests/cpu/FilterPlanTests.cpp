@@ -67,7 +67,7 @@ TEST_CASE("the filter plan refuses bad settings with a reason instead of throwin
     }
 }
 
-TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked or automatic in real time", "[aec][plan]")
+TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filter when asked or automatic", "[aec][plan]")
 {
     SECTION("offline RLS at the length asked, with the automatic lambda")
     {
@@ -139,12 +139,19 @@ TEST_CASE("the filter plan on the CPU: RLS offline, the Kalman filter when asked
         CHECK(r.plan.tapsPerChannel() == 4096);
         CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
     }
-    SECTION("an automatic length offline is 1024 taps of RLS")
+    SECTION("an automatic filter and length offline is the Kalman filter's 256 ms too; RLS asked for is 1024 taps")
     {
         const auto r = aec::planLinearFilter(cpuOffline(0), kBlock160);
         REQUIRE(r.ok());
-        CHECK(r.plan.engine == FilterEngine::CpuRls);
-        CHECK(r.plan.tapsPerChannel() == 1024);
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.tapsPerChannel() == 4096);
+        CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
+        aec::EchoCancellerSettings rls = cpuOffline(0);
+        rls.filter = aec::FilterKind::Rls;
+        const auto asked = aec::planLinearFilter(rls, kBlock160);
+        REQUIRE(asked.ok());
+        CHECK(asked.plan.engine == FilterEngine::CpuRls);
+        CHECK(asked.plan.tapsPerChannel() == 1024);
     }
 }
 
@@ -212,10 +219,11 @@ TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalma
     gpu.backend = aec::Backend::Gpu;
     const auto g = aec::planLinearFilter(gpu, stereo);
     CHECK((g.ok() ? g.plan.engine == FilterEngine::GpuRls : g.refusal == Refusal::GpuUnavailable));
-    // A mono far end's automatic filter offline stays RLS, with its 1024 taps on the CPU.
+    // A mono far end's automatic filter offline is the Kalman filter at 256 ms as well, whose process noise
+    // follows the schedule (a stereo pair's does not, above).
     const auto mono = aec::planLinearFilter(cpuOffline(0), kBlock160);
-    CHECK(mono.plan.engine == FilterEngine::CpuRls);
-    CHECK(mono.plan.kalmanSettings().transitionGrowthBlocks == Approx(500.0));   // 2 s of its 64-sample blocks
+    CHECK(mono.plan.engine == FilterEngine::CpuKalman);
+    CHECK(mono.plan.kalmanSettings().transitionGrowthBlocks == Approx(250.0));   // 2 s of its 128-sample blocks
 }
 
 TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")
