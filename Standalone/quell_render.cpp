@@ -319,8 +319,10 @@ RenderSummary run(const Options& o)
                      seconds, rate, mic.format.channels, mic.format.channels > 1 ? "s" : "", outFormat.subtypeName.c_str());
         const aec::EchoCancellerSettings a = engine.cancellerSettings();
         const int cancellerRate = engine.spec().cancellerRate;
-        std::fprintf(report, "echo canceller: %s at %d Hz, lambda %g%s\n", engine.stats().mode.c_str(), cancellerRate,
-                     aec::effectiveLambda(a, engine.spec().farEndChannels),
+        char lambda[40] = "";   // (the Kalman filter and NLMS have none)
+        if (engine.runsRls())
+            std::snprintf(lambda, sizeof lambda, ", lambda %g", aec::effectiveLambda(a, engine.spec().farEndChannels));
+        std::fprintf(report, "echo canceller: %s at %d Hz%s%s\n", engine.stats().mode.c_str(), cancellerRate, lambda,
                      cancellerRate != rate ? " (resampled from and back to the file's rate)" : "");
         std::fprintf(report, "processing: %.2f s for %.2f s of audio, real-time factor %.3f\n", wall, seconds, wall / seconds);
         if (erle.steadyStateDb)
