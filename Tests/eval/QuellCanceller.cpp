@@ -34,8 +34,10 @@ public:
         aec::EchoCanceller aec;
         constexpr std::size_t block = 256;
         aec.prepare(s, {sampleRate, block, farEndChannels});
-        description_ = "Quell EchoCanceller: " + aec.backendDescription() + ", lambda "
-                       + std::to_string(aec::effectiveLambda(s, farEndChannels)).substr(0, 8);
+        description_ = "Quell EchoCanceller: " + aec.backendDescription();
+        const aec::FilterEngine engine = aec.plan().engine;
+        if (engine == aec::FilterEngine::CpuRls || engine == aec::FilterEngine::GpuRls)   // (only RLS forgets by lambda)
+            description_ += ", lambda " + std::to_string(aec::effectiveLambda(s, farEndChannels)).substr(0, 8);
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.
         const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
