@@ -62,8 +62,8 @@ bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
 // long, and in rooms whose echo outlasts the 64 ms RLS affords the longer tail wins). Physical corpus,
 // offline on the CPU, every other setting at its default (Tests/eval/results/2026-11-27/cpu-filters):
 // the Kalman filter at 4096 taps against RLS at 1024, mean steady ERLE of the 36 files with echo 26.9
-// against 22.8 dB (better in 32), mean near-end SNR after the fit of the 10 double-talk files 25.2
-// against 19.1, at 0.03 of real time against 1.8 (means) on this 2-core machine. RLS keeps the smallest room
+// against 22.8 dB (better in 32), mean near-end SNR after the fit of the 9 double-talk files 23.2
+// against 16.4, at 0.03 of real time against 1.8 (means) on this 2-core machine. RLS keeps the smallest room
 // (RT60 0.1 s: 40.7 against 30.7) and is there for the asking (--filter rls, or a length).
 bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
