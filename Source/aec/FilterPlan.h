@@ -29,6 +29,8 @@ namespace quell::aec {
 enum class FilterEngine { GpuRls, CpuRls, CpuKalman, CpuNlms };
 
 const char* toString(FilterEngine engine);
+// Whether the engine is an RLS (on either side): the one filter that forgets by lambda.
+constexpr bool isRls(FilterEngine engine) { return engine == FilterEngine::GpuRls || engine == FilterEngine::CpuRls; }
 
 struct FilterPlan {
     FilterEngine engine = FilterEngine::CpuRls;

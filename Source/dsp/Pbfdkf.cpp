@@ -8,6 +8,17 @@
 
 namespace quell::dsp {
 
+namespace {
+
+// a x b in real arithmetic: std::complex's operator* checks each product for NaN and infinity and calls a
+// library routine to redo it (in this filter's per-bin loops that cost several times the loop itself).
+inline std::complex<float> product(float ar, float ai, float br, float bi)
+{
+    return {ar * br - ai * bi, ar * bi + ai * br};
+}
+
+} // namespace
+
 int automaticBlockSize(int taps)
 {
     int block = 64;
@@ -229,10 +240,8 @@ void Pbfdkf::predictPastEcho()
         for (std::size_t p = 0; p < P; ++p) {
             const std::complex<float>* W = &weightSpectra_[(c * P + p) * K];
             const std::complex<float>* X = p == 0 ? lastBlockSpectrum_.data() : &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p - 1) % P) * K];
-            for (std::size_t f = 0; f < K; ++f) {
-                const float wr = W[f].real(), wi = W[f].imag(), xr = X[f].real(), xi = X[f].imag();
-                scratch_[f] += std::complex<float>(wr * xr - wi * xi, wr * xi + wi * xr);
-            }
+            for (std::size_t f = 0; f < K; ++f)
+                scratch_[f] += product(W[f].real(), W[f].imag(), X[f].real(), X[f].imag());
         }
     }
     fft_.inverse(scratch_, timeScratch_);
@@ -295,12 +304,11 @@ void Pbfdkf::adaptBlock()
         for (std::size_t p = 0; p < P; ++p) {
             const std::complex<float>* X = &spectra_[(c * P + (static_cast<std::size_t>(newest_) + p) % P) * K];
             float* phi = &uncertainty_[(c * P + p) * K];
-            // The gradient step, constrained to the partition's B taps. The products are written out:
-            // std::complex's operator* checks each for NaN and infinity.
+            // The gradient step, constrained to the partition's B taps.
             for (std::size_t f = 0; f < K; ++f) {
                 const float g = phi[f] / denominator_[f];
-                const float xr = X[f].real(), xi = -X[f].imag(), er = errorSpectrum_[f].real(), ei = errorSpectrum_[f].imag();
-                scratch_[f] = {g * (xr * er - xi * ei), g * (xr * ei + xi * er)};
+                const std::complex<float> v = product(X[f].real(), -X[f].imag(), errorSpectrum_[f].real(), errorSpectrum_[f].imag());
+                scratch_[f] = {g * v.real(), g * v.imag()};
             }
             fft_.inverse(scratch_, timeScratch_);
             float* wp = w + p * B;

@@ -141,11 +141,7 @@ public:
         return pipeline_ ? pipeline_->canceller().settings() : spec_.aec;
     }
     // Whether that canceller's adaptive filter is an RLS (the forgetting factor is its setting alone).
-    bool runsRls() const
-    {
-        const aec::FilterEngine e = pipeline_ ? pipeline_->canceller().plan().engine : aec::FilterEngine::CpuRls;
-        return e == aec::FilterEngine::GpuRls || e == aec::FilterEngine::CpuRls;
-    }
+    bool runsRls() const { return aec::isRls(pipeline_ ? pipeline_->canceller().plan().engine : aec::FilterEngine::CpuRls); }
 
     // The estimated echo path (first microphone channel's filter weights, at the canceller's rate) for
     // display. The worker copies it about every 100 ms while enabled (in offline mode that copy runs in

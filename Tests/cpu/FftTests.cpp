@@ -8,6 +8,7 @@
 #include <random>
 
 #include "dsp/Fft.h"
+#include "support/Signals.h"
 
 using namespace quell;
 
@@ -40,12 +41,7 @@ double maxRelativeError(std::size_t n, bool inverse, std::uint32_t seed)
         a[i] = {static_cast<T>(x[i].real()), static_cast<T>(x[i].imag())};
     dsp::FftPlan<T>(n).transform(a, inverse);
     const auto ref = naiveDft(x, inverse);
-    double err = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-        err = std::max(err, std::abs(std::complex<double>(a[i].real(), a[i].imag()) - ref[i]));
-        norm = std::max(norm, std::abs(ref[i]));
-    }
-    return err / norm;
+    return test::maxRelativeError(std::span<const std::complex<T>>(a), std::span<const std::complex<double>>(ref));
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dsp/RealFft.h"
+#include "support/Signals.h"
 
 using namespace quell;
 
@@ -26,37 +27,22 @@ std::vector<std::complex<double>> naiveRealDft(const std::vector<double>& x)
     return y;
 }
 
-std::vector<double> gaussianSignal(std::size_t n, std::uint32_t seed)
-{
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> g;
-    std::vector<double> x(n);
-    for (auto& v : x)
-        v = g(rng);
-    return x;
-}
-
 template <typename T>
 double forwardError(std::size_t n, std::uint32_t seed)
 {
-    const std::vector<double> x = gaussianSignal(n, seed);
+    const std::vector<double> x = test::whiteNoise(n, seed);
     std::vector<T> in(x.begin(), x.end());
     std::vector<std::complex<T>> out(n / 2 + 1, {T(99), T(99)});
     dsp::RealFftPlan<T>(n).forward(in, out);
     const auto ref = naiveRealDft(x);
-    double err = 0.0, norm = 0.0;
-    for (std::size_t k = 0; k < ref.size(); ++k) {
-        err = std::max(err, std::abs(std::complex<double>(out[k].real(), out[k].imag()) - ref[k]));
-        norm = std::max(norm, std::abs(ref[k]));
-    }
-    return err / norm;
+    return test::maxRelativeError(std::span<const std::complex<T>>(out), std::span<const std::complex<double>>(ref));
 }
 
 // The inverse of a random real signal's spectrum (computed in float64) against the signal.
 template <typename T>
 double inverseError(std::size_t n, std::uint32_t seed)
 {
-    const std::vector<double> x = gaussianSignal(n, seed);
+    const std::vector<double> x = test::whiteNoise(n, seed);
     const auto spectrum = naiveRealDft(x);
     std::vector<std::complex<T>> in(spectrum.size());
     for (std::size_t k = 0; k < in.size(); ++k)
@@ -66,12 +52,7 @@ double inverseError(std::size_t n, std::uint32_t seed)
     in.back() = {in.back().real(), T(-5)};
     std::vector<T> out(n, T(99));
     dsp::RealFftPlan<T>(n).inverse(in, out);
-    double err = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-        err = std::max(err, std::abs(double(out[i]) - x[i]));
-        norm = std::max(norm, std::abs(x[i]));
-    }
-    return err / norm;
+    return test::maxRelativeError(std::span<const T>(out), std::span<const double>(x));
 }
 
 } // namespace

@@ -35,8 +35,7 @@ public:
         constexpr std::size_t block = 256;
         aec.prepare(s, {sampleRate, block, farEndChannels});
         description_ = "Quell EchoCanceller: " + aec.backendDescription();
-        const aec::FilterEngine engine = aec.plan().engine;
-        if (engine == aec::FilterEngine::CpuRls || engine == aec::FilterEngine::GpuRls)   // (only RLS forgets by lambda)
+        if (aec::isRls(aec.plan().engine))
             description_ += ", lambda " + std::to_string(aec::effectiveLambda(s, farEndChannels)).substr(0, 8);
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.

@@ -77,9 +77,12 @@ def main():
             return f"{value:.1f} ({name})"
 
         erle = [(r["steadyErleDb"], name) for name, r in present if r.get("steadyErleDb") is not None]
-        top = max(erle) if erle else None
-        cells += [best("steadyErleDb", max), "-" if top is None else fmt(peers[scenario][top[1]]["loudestFrameDb"]),
-                  best("nearSnrFitDb", max)]
+        if erle:
+            value, name = max(erle)
+            cells += [f"{value:.1f} ({name})", fmt(peers[scenario][name]["loudestFrameDb"])]
+        else:
+            cells += ["-", "-"]
+        cells.append(best("nearSnrFitDb", max))
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     if args.out:

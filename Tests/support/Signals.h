@@ -2,7 +2,9 @@
 #pragma once
 // Test signals shared by the CPU and GPU tests: seeded white and coloured noise, random systems, and
 // error measures.
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -75,6 +77,25 @@ double relativeL2(std::span<const A> got, std::span<const B> ref)
         den += static_cast<double>(ref[i]) * static_cast<double>(ref[i]);
     }
     return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Peak error over peak reference, max |got - ref| / max |ref|, for real or complex values (a transform's
+// accuracy: every bin counts, not the energy's sum).
+template <typename A, typename B>
+double maxRelativeError(std::span<const A> got, std::span<const B> ref)
+{
+    const auto widened = [](const auto& v) {
+        if constexpr (requires { v.imag(); })
+            return std::complex<double>(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+        else
+            return static_cast<double>(v);
+    };
+    double err = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        err = std::max(err, std::abs(widened(got[i]) - widened(ref[i])));
+        norm = std::max(norm, std::abs(widened(ref[i])));
+    }
+    return err / norm;
 }
 
 // Normalised misalignment ||w - h||^2 / ||h||^2 in dB.
