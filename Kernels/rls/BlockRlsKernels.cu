@@ -817,9 +817,13 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
 {
     // More rows per warp read U's tile less often (each row of P meets all of U), but leave fewer blocks:
     // one stream takes two rows from 2048 taps (below, most multiprocessors would hold one block, whose
-    // loads nothing else overlaps); a batch whose streams give every multiprocessor a few blocks even at
-    // four rows takes four (N = 512, 256 streams: U's reads fall from 8 to 2 MiB a stream). V is the
-    // same to the bit for every choice: a (row, step)'s sum runs in one order whatever the rows per warp.
+    // loads nothing else overlaps) and four from 4096 (N = 4096: 256 blocks of four warps, two a
+    // multiprocessor, and U read 256 times instead of 512); a batch whose streams give every multiprocessor
+    // a few blocks even at four rows takes four (N = 512, 256 streams: U's reads fall from 8 to 2 MiB a
+    // stream). Measured on an H200, 2026-11-27 (quell-bench blockrls, single stream, samples/s, two rows
+    // -> four): N = 1024 550 k -> 516 k, 2048 402 k -> 387 k, 4096 163 k -> 181 k, 8192 52.1 k -> 61.0 k at
+    // k = 32, the same pattern at k = 64. V is the same to the bit for every choice: a (row, step)'s sum
+    // runs in one order whatever the rows per warp.
     static const unsigned multiprocessors = [] {
         int device = 0, count = 0;
         QUELL_CUDA_CHECK(cudaGetDevice(&device));
@@ -829,7 +833,7 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
     const std::size_t taps = static_cast<std::size_t>(g.taps);
     const unsigned fourRowBlocks = blocksFor(taps, kVWarps * 4);
     const int count = end - begin;
-    if (g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors)
+    if ((g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors) || (g.streams == 1 && g.taps >= 4096))
         computeVKernel<4><<<dim3(fourRowBlocks, 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
     else if (g.taps >= 2048)
         computeVKernel<2><<<dim3(blocksFor(taps, kVWarps * 2), 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);

@@ -23,7 +23,10 @@ namespace {
 // (Kernels/rls/NOTES.md, run 14). 32 samples a block: 2 ms at 16 kHz, a fifth of the canceller's 10 ms
 // segment, so its calls end on block boundaries. 64 ran 3 to 12 % faster in the benchmark's long calls,
 // but every call that splits a block replays it from its first step, and the engine's calls (about 43
-// samples at 128 frames, 48 kHz) split most blocks; 32 against 64 in the engine was not measured.
+// samples at 128 frames, 48 kHz) split most blocks. In the engine (H200, 2026-11-27, 20 s rows at 128 /
+// 256 frames, processing median in us) 32 gave 464 / 787 and 487 / 825 in two runs, 16 gave 619 / 1155,
+// and 40, which ends a block on every segment end, gave 487 / 866
+// (Tests/bench/results/2026-11-27/h200-compute-v-four-rows/k-sweep/; the row for 64 did not come back).
 constexpr int kGpuRlsBlockSamples = 32;
 
 class GpuRlsFilter final : public LinearEchoFilter {
