@@ -262,6 +262,8 @@ void EchoCanceller::endSegmentIfDue()
     if (concludeSegment()) {
         filter_->restartCovariance();
         foreground_.backgroundRestarted();
+        if (settings_.suppressor.enabled)
+            suppressor_.echoPathChanged();
     }
     filter_->setAdaptation(adapting_);
 }
@@ -291,8 +293,11 @@ void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<
     const std::span<float> background(backgroundScratch_.data(), n);
     filter_->processSplit(heard, r.subspan(at * channels, n * channels), background, before, pathChanged, adapting_, weightsAtSplit_);
     foreground_.catchUp(background.first(before), weightsAtSplit_);
-    if (pathChanged)
+    if (pathChanged) {
         foreground_.backgroundRestarted();
+        if (settings_.suppressor.enabled)
+            suppressor_.echoPathChanged();
+    }
     const std::span<const float> ma = m.subspan(at + before, after), ra = r.subspan((at + before) * channels, after * channels);
     const std::span<float> oa = o.subspan(at + before, after);
     std::copy(background.begin() + static_cast<std::ptrdiff_t>(before), background.end(), oa.begin());

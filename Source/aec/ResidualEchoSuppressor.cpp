@@ -31,7 +31,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
         || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
         || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
-        || !std::isfinite(settings.beyondFilterMinReachDb))
+        || !std::isfinite(settings.beyondFilterMinReachDb) || !(std::abs(settings.pathChangeCorrelation) <= 1.0)
+        || !(settings.pathChangeSeconds >= 0.0 && settings.pathChangeSeconds <= 10.0))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -108,6 +109,7 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     tailMargin_ = farMargin_;
     reachFallDb_ = 2.0 / framesPerSecond;
     reachLostFallDb_ = settings.reachLostFallDbPerSecond / framesPerSecond;
+    pathChangeWindowFrames_ = static_cast<int>(std::lround(settings.pathChangeSeconds * framesPerSecond));
     noise_.prepare(bins_, framesPerSecond);
     // Energy falls by 60 dB over tailSeconds.
     rho_ = static_cast<float>(std::pow(10.0, -6.0 / framesPerSecond / settings.tailSeconds));
@@ -137,6 +139,7 @@ void ResidualEchoSuppressor::reset()
     reachDb_ = recentReductionDb_ = meanFarNow_ = 0.0;
     meanGain_ = 1.0f;
     fallbackFrames_ = 0;
+    pathChangeFrames_ = 0;
 }
 
 void ResidualEchoSuppressor::setMaxAttenuationDb(double db)
@@ -255,6 +258,8 @@ void ResidualEchoSuppressor::processFrame()
     }
     meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
     const bool farPlays = farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_;
+    if (pathChangeFrames_ > 0)
+        --pathChangeFrames_;
     // A residual echo as long as the far end's speech is what a filter that does not yet model the echo
     // leaves; a confident one's output is the noise, whose floor must follow as before.
     noise_.track(powerE_, farPlays && reachDb_ < settings_.confidentFilterDb);
@@ -266,9 +271,12 @@ void ResidualEchoSuppressor::processFrame()
     // second of far-end speech.
     if (farPlays) {
         recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
-        const bool lost = recentReductionDb_ < reachDb_ - settings_.reachLostDb
-                          && far_[0].gain.meanCorrelation() >= settings_.reachLostCorrelation;
+        const bool below = recentReductionDb_ < reachDb_ - settings_.reachLostDb;
+        const double correlation = far_[0].gain.meanCorrelation();
+        const bool lost = below && correlation >= settings_.reachLostCorrelation;
         reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));
+        if (pathChangeFrames_ > 0 && below && correlation >= settings_.pathChangeCorrelation && reachDb_ >= settings_.confidentFilterDb)
+            reachDb_ = recentReductionDb_;
     }
     const double weakness = std::clamp((settings_.strongFilterDb - reachDb_) / (settings_.strongFilterDb - settings_.weakFilterDb), 0.0, 1.0);
     farMargin_ = std::pow(10.0, (settings_.farEndMarginDb + weakness * settings_.weakFilterMarginDb) / 10.0);

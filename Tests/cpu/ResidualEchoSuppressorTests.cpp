@@ -204,6 +204,39 @@ TEST_CASE("The suppressor's held linear reach falls fast after an echo-path chan
     // output's correlation with the far end, over 2 s, has passed 0.4 (here after about 1 s).
     CHECK(inDoubleTalk > converged - 6.0);
     CHECK(afterChange < converged - 20.0);
+
+    // The canceller's path-change verdict 0.1 s after the change (its detector's pace) makes the reach
+    // fall within half a second of it, where on the correlation alone it still stands; the same verdict
+    // in double talk (the detector fires there too) changes nothing. The verdict counts only for a filter
+    // the suppressor trusts (confidentFilterDb, lowered here to this scene's 31 dB reach), and not at all
+    // for one it does not.
+    const std::size_t verdict = before + static_cast<std::size_t>(rate / 10), soon = before + static_cast<std::size_t>(rate / 2);
+    auto reachOf = [&](const aec::SuppressorSettings& set, const std::vector<float>& mic, const std::vector<float>& err, std::size_t samples,
+                       bool withVerdict) {
+        aec::ResidualEchoSuppressor s;
+        s.prepare(set, {.sampleRate = rate});
+        std::vector<float> out(samples);
+        s.process(std::span(mic).first(verdict), std::span(err).first(verdict), std::span(far).first(verdict), std::span(out).first(verdict));
+        if (withVerdict)
+            s.echoPathChanged();
+        const std::size_t rest = samples - verdict;
+        s.process(std::span(mic).subspan(verdict, rest), std::span(err).subspan(verdict, rest), std::span(far).subspan(verdict, rest),
+                  std::span(out).subspan(verdict, rest));
+        return s.linearReachDb();
+    };
+    aec::SuppressorSettings trusting = settings;
+    trusting.confidentFilterDb = 25.0;
+    const double soonAlone = reachOf(trusting, micAlone, changed, soon, false), soonWithVerdict = reachOf(trusting, micAlone, changed, soon, true);
+    const double doubleTalkAlone = reachOf(trusting, micBoth, doubleTalk, n, false), doubleTalkWithVerdict = reachOf(trusting, micBoth, doubleTalk, n, true);
+    const double soonUntrusted = reachOf(settings, micAlone, changed, soon, true), soonUntrustedAlone = reachOf(settings, micAlone, changed, soon, false);
+    INFO("half a second after the change: " << soonAlone << " dB without the verdict, " << soonWithVerdict << " dB with it, "
+                                            << soonUntrusted << " dB with it where the filter is not trusted; double talk "
+                                            << doubleTalkAlone << " dB without a verdict, " << doubleTalkWithVerdict << " dB with one");
+    CHECK(soonAlone > converged - 10.0);
+    CHECK(soonWithVerdict < converged - 20.0);
+    CHECK(soonUntrusted == Approx(soonUntrustedAlone).margin(1e-9));
+    CHECK(doubleTalkAlone > converged - 6.0);
+    CHECK(doubleTalkWithVerdict == Approx(doubleTalkAlone).margin(1e-9));
 }
 
 TEST_CASE("The suppressor takes the room's tail beyond the linear filter's taps, and keeps a near end", "[aec][suppressor]")
@@ -328,6 +361,12 @@ TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     bad = {};
     bad.overSubtraction = 0.5;
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    bad = {};
+    bad.pathChangeCorrelation = 1.5;
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    bad = {};
+    bad.pathChangeSeconds = -1.0;
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     CHECK_THROWS_AS(s.prepare({}, {.sampleRate = 0}), std::invalid_argument);
     s.prepare({}, {.sampleRate = 16000});
