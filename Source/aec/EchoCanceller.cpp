@@ -261,11 +261,16 @@ void EchoCanceller::endSegmentIfDue()
         return;
     if (concludeSegment()) {
         filter_->restartCovariance();
-        foreground_.backgroundRestarted();
-        if (settings_.suppressor.enabled)
-            suppressor_.echoPathChanged();
+        backgroundRestarted();
     }
     filter_->setAdaptation(adapting_);
+}
+
+void EchoCanceller::backgroundRestarted()
+{
+    foreground_.backgroundRestarted();
+    if (settings_.suppressor.enabled)
+        suppressor_.echoPathChanged();
 }
 
 void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
@@ -293,11 +298,8 @@ void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<
     const std::span<float> background(backgroundScratch_.data(), n);
     filter_->processSplit(heard, r.subspan(at * channels, n * channels), background, before, pathChanged, adapting_, weightsAtSplit_);
     foreground_.catchUp(background.first(before), weightsAtSplit_);
-    if (pathChanged) {
-        foreground_.backgroundRestarted();
-        if (settings_.suppressor.enabled)
-            suppressor_.echoPathChanged();
-    }
+    if (pathChanged)
+        backgroundRestarted();
     const std::span<const float> ma = m.subspan(at + before, after), ra = r.subspan((at + before) * channels, after * channels);
     const std::span<float> oa = o.subspan(at + before, after);
     std::copy(background.begin() + static_cast<std::ptrdiff_t>(before), background.end(), oa.begin());

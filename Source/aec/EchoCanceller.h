@@ -131,6 +131,8 @@ private:
     // At a segment's end with the filter there: concludeSegment(), then the restart and the adaptation
     // it asks of the filter.
     void endSegmentIfDue();
+    // After the filter restarted on an echo-path change: the foreground and the suppressor are told.
+    void backgroundRestarted();
 
     EchoCancellerSettings settings_{};
     FilterPlan plan_{};
