@@ -9,7 +9,8 @@ out - near - noise is exactly the echo the filter left), and prints:
     power, the filter's reach (echo over residual) there and in far-end single talk, and each band's
     share of the residual;
   - the near-end SNR after the 64-tap linear fit (quell-eval's nsnr_fit, recomputed here with a 4th-order
-    Butterworth high-pass at 300 Hz: within 0.1 dB of quell-eval's) of the output as it is, after a
+    Butterworth high-pass at 300 Hz; on three double-talk files of the corpus, CPU Kalman filter, 22.7 /
+    21.9 / 20.5 dB where quell-eval gives 22.6 / 21.4 / 20.2) of the output as it is, after a
     per-bin Wiener gain that knows the true near end and residual (the best any suppressor could do, frame
     by frame), and after one that knows only each bin's residual-to-echo ratio measured in single talk
     and the true echo (a suppressor whose linear model were exact).
