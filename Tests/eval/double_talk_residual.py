@@ -32,10 +32,12 @@ FRAME, HOP = 256, 128
 
 def read(path):
     _, x = wavfile.read(path)
-    x = x.astype(np.float64)
+    # Integer PCM to full scale by its type, not by its level (a quiet 16-bit file stays in range too).
+    scale = float(np.iinfo(x.dtype).max) + 1.0 if np.issubdtype(x.dtype, np.integer) else 1.0
+    x = x.astype(np.float64) / scale
     if x.ndim > 1:
         x = x[:, 0]
-    return x / 32768.0 if np.abs(x).max() > 2.0 else x
+    return x
 
 
 def high_pass(x):
