@@ -117,6 +117,11 @@ private:
     // within one segment (a filter call, then the foreground), or a segment's end `before` samples in
     // with `after` more samples behind it (one filter call for both sides).
     void processWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at, std::size_t k);
+    // Samples [at, at + k) of the block's far end through the aligner (and interleaved, with several
+    // channels), before the filters see them.
+    void alignFarEnd(std::span<const float> m, std::size_t at, std::size_t k);
+    void markSuppressorFar(std::size_t at, std::size_t k);
+    void markConcludedSegment(std::size_t end);
     void processAcrossSegmentEnd(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
                                  std::size_t before, std::size_t after);
     // What the linear filters hear of m's samples [at, at + k): the microphone, less the loudspeaker's
@@ -130,7 +135,7 @@ private:
     bool concludeSegment();
     // At a segment's end with the filter there: concludeSegment(), then the restart and the adaptation
     // it asks of the filter.
-    void endSegmentIfDue();
+    void endSegmentIfDue(std::size_t end);   // end: the block's sample where the segment ends
     // After the filter restarted on an echo-path change: the foreground and the suppressor are told.
     void backgroundRestarted();
 
@@ -151,6 +156,10 @@ private:
     // bulk delay is not realigned, and the far end's power would otherwise predict the echo early.
     dsp::DelayLine suppressorFar_;
     std::vector<float> suppressorFarScratch_;
+    // Per sample of the block, as they stood while the linear stage ran over it (see process()): whether
+    // the suppressor takes the far end as silence there (the gate's verdict), and the echo's lag.
+    std::vector<unsigned char> suppressorFarSilent_;
+    std::vector<int> suppressorFarLag_;
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
     OutputGuard guard_;

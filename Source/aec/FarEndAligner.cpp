@@ -37,39 +37,12 @@ void FarEndAligner::reset()
     driftMic_ = driftOut_ = 0.0;
 }
 
-bool FarEndAligner::align(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride,
-                          std::size_t n, Path& path)
+void FarEndAligner::feed(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride, std::size_t n)
 {
     if (!active())
-        return false;
+        return;
     const std::size_t channels = static_cast<std::size_t>(spec_.channels);
-    bool moved = false;
     estimator_.process(mic, farSum);
-    if (estimator_.found()) {
-        // The estimate is the strongest correlation, which is not always the direct path (a reflection,
-        // or the far end's pitch period after it, can lead for a moment), and every move costs the
-        // filter a restart. So the alignment moves only when the echo starts where the filter cannot
-        // reach it well: before the margin (the direct path would fall off tap 0), or further in than
-        // the settings' fraction of the filter (or 1.5 margins), where the pure delay wastes taps the
-        // room's tail needs. And not at all while the weights that cancel now would lose part
-        // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
-        // comparison is with where it has taken it.
-        const int margin = static_cast<int>(std::lround(settings_.marginSeconds * spec_.sampleRate));
-        const int estimate = estimator_.delaySamples();
-        const int target = std::clamp(estimate - margin, 0, line_.maxDelay());
-        const long current = std::lround(appliedDelay_ + driftOffset_);
-        const long into = estimate - current;
-        const long tapsPerChannel = path.tapsPerChannel();
-        const auto furthest = static_cast<long>(settings_.echoStartFraction * static_cast<double>(tapsPerChannel));
-        const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, furthest);
-        if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current), path)) {
-            appliedDelay_ = target;
-            driftOffset_ = 0.0;
-            drift_.forgetPositions();
-            moved = true;
-        }
-        echoLag_ = static_cast<int>(std::max<long>(0, estimate - std::lround(appliedDelay_ + driftOffset_) - margin));
-    }
     const std::size_t len = line_.length();
     const double rate = drift_.rate();
     const double lowest = FractionalDelayReader::kHalfLength, highest = static_cast<double>(len) - lowest - 1.0;
@@ -88,6 +61,36 @@ bool FarEndAligner::align(std::span<const float> mic, std::span<const float> far
         }
         line_.advance();
     }
+}
+
+bool FarEndAligner::decide(Path& path)
+{
+    if (!active() || !estimator_.found())
+        return false;
+    // The estimate is the strongest correlation, which is not always the direct path (a reflection,
+    // or the far end's pitch period after it, can lead for a moment), and every move costs the
+    // filter a restart. So the alignment moves only when the echo starts where the filter cannot
+    // reach it well: before the margin (the direct path would fall off tap 0), or further in than
+    // the settings' fraction of the filter (or 1.5 margins), where the pure delay wastes taps the
+    // room's tail needs. And not at all while the weights that cancel now would lose part
+    // of their path by it (AlignmentShift). Drift compensation moves the delay by itself; the
+    // comparison is with where it has taken it.
+    bool moved = false;
+    const int margin = static_cast<int>(std::lround(settings_.marginSeconds * spec_.sampleRate));
+    const int estimate = estimator_.delaySamples();
+    const int target = std::clamp(estimate - margin, 0, line_.maxDelay());
+    const long current = std::lround(appliedDelay_ + driftOffset_);
+    const long into = estimate - current;
+    const long tapsPerChannel = path.tapsPerChannel();
+    const auto furthest = static_cast<long>(settings_.echoStartFraction * static_cast<double>(tapsPerChannel));
+    const bool outOfReach = into < margin / 2 || into > std::max<long>(3 * margin / 2, furthest);
+    if (target != current && outOfReach && shiftKeepsPath(target, static_cast<int>(target - current), path)) {
+        appliedDelay_ = target;
+        driftOffset_ = 0.0;
+        drift_.forgetPositions();
+        moved = true;
+    }
+    echoLag_ = static_cast<int>(std::max<long>(0, estimate - std::lround(appliedDelay_ + driftOffset_) - margin));
     return moved;
 }
 

@@ -7,8 +7,9 @@
 // through FractionalDelayReader; AlignmentShift refuses a move that would cut off part of the path the
 // canceller is cancelling with.
 //
-// The canceller asks it for two things per block (align) and per segment (segment), and says through
-// `Path` which weights cancel now; align() reports a move, after which what the filter learnt is wrong.
+// The canceller feeds it every sample before the filters see it (feed), and at every segment's end gives
+// it the segment's energies (segment) and asks for its decision (decide), saying through `Path` which
+// weights cancel now; decide() reports a move, after which what the filter learnt is wrong.
 //
 // Threading: as EchoCanceller (prepare/reset off the real-time thread; the rest from one thread; no
 // allocation after prepare).
@@ -53,9 +54,14 @@ public:
 
     // Feeds the delay estimator (mic and the far end's channel sum, before alignment) and replaces the
     // first n samples of each far-end channel in `planar` (channel c at planar + c * stride) by the far
-    // end delayed by the applied delay. Returns true when the delay moved: the filter should forget.
-    bool align(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride, std::size_t n,
-               Path& path);
+    // end delayed by the applied delay.
+    void feed(std::span<const float> mic, std::span<const float> farSum, float* planar, std::size_t stride, std::size_t n);
+    // At a segment's end, with the samples up to it fed and the weights that cancel there: moves the
+    // delay if the estimate says so, for the samples fed after. Returns true when it moved: the filter
+    // should forget. Taken at segment ends only, the decision falls on the same sample and sees the same
+    // weights however the host splits the stream (taken once per call, as it was, a GStreamer pipeline
+    // and quell-render moved on different samples of the same files and their outputs differed).
+    bool decide(Path& path);
     // One segment's energies (microphone, output, far end) of `samples` samples: evidence for
     // AlignmentShift, and the drift measurement every drift interval.
     void segment(double micEnergy, double outEnergy, double farEnergy, int samples, Path& path);
