@@ -12,8 +12,8 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     const bool offline = use == CancellerUse::Offline;
     o.option("--taps", "N",
              "adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
-             "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time; on the\n"
-             "CPU the Kalman filter at 4096; RLS asked for on the CPU: 1024)",
+             "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time, and on the\n"
+             "CPU; a stereo far end's RLS asked for on the CPU: 1024)",
              [&s](const std::string& v) { s.taps = v == "auto" ? 0 : io::parseInt("--taps", v, aec::kMinTaps, aec::kMaxTaps); });
     o.option("--lambda", "L",
              "RLS forgetting factor, 0.9 to 1, or auto (default: auto, a memory of 10 x the taps, at least\n"
@@ -22,9 +22,10 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     o.option("--backend", "B", "cpu, gpu or auto (default auto: the GPU when usable, else the CPU)",
              [&s](const std::string& v) { s.backend = aec::parseBackend("--backend", v); });
     o.option("--filter", "F",
-             offline ? "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU the frequency-\n"
-                       "domain Kalman filter, or RLS at a length asked for; nlms = the CPU's normalised\n"
-                       "LMS, one far-end channel, for comparison)"
+             offline ? "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS for a mono far\n"
+                       "end (the fast RLS, O(N) per sample), the frequency-domain Kalman filter for a stereo\n"
+                       "one, or RLS at a length asked for; nlms = the CPU's normalised LMS, one far-end\n"
+                       "channel, for comparison)"
                      : "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
                        "half a core, else the frequency-domain Kalman filter; nlms only where neither fits)",
              [&s](const std::string& v) { s.filter = aec::parseFilterKind("--filter", v); });

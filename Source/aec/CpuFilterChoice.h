@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Which adaptive filter the CPU runs in real time. RLS costs O(N^2) per sample and is memory-bound for
-// long filters (1024 taps at 16 kHz moves ~130 GB/s through P), far beyond a laptop core; the
-// frequency-domain Kalman filter (dsp::Pbfdkf) costs O(log B) per tap and sample at RLS-class
-// convergence; NLMS costs O(N) and converges slowly. The choice, by measuring at prepare:
+// Which adaptive filter the CPU runs in real time. RLS for one far-end channel is the fast RLS
+// (dsp::FastRls, O(N) per sample: 4096 taps at 16 kHz take about a tenth of a core here); for several it
+// costs O(N^2) per sample and is memory-bound for long filters (1024 taps at 16 kHz moves ~130 GB/s
+// through P), far beyond a laptop core; the frequency-domain Kalman filter (dsp::Pbfdkf) costs O(log B)
+// per tap and sample; NLMS costs O(N) and converges slowly. The choice, by measuring at prepare:
 //  - RLS at the configured length if it fits the budget (with 20 % headroom for the rest of the pipeline);
 //  - else the Kalman filter at the configured length;
 //  - NLMS only if the Kalman filter does not fit either.
@@ -18,7 +19,7 @@ namespace quell::aec {
 
 struct CpuFilterChoice {
     FilterEngine engine = FilterEngine::CpuRls;   // CpuRls, CpuKalman or CpuNlms
-    std::string why;   // shown after the filter's description, e.g. " (0.12 of a core; RLS at 4096 taps would need 9.1)"
+    std::string why;   // shown after the filter's description, e.g. " (0.12 of a core)"
 };
 
 // budget: the fraction of one core the filter may use at `sampleRate` (e.g. 0.5). `kalman` describes the
@@ -27,7 +28,7 @@ CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::
                                         double budget);
 
 // Measured seconds of CPU per sample (the fastest of a few short timed runs on noise).
-double measureRlsSecondsPerSample(int taps);
+double measureRlsSecondsPerSample(int tapsPerChannel, int channels = 1);
 double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings);
 
 } // namespace quell::aec

@@ -57,17 +57,25 @@ bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
     return s.filter == FilterKind::Auto && tapsAutomatic && spec.channels > 1 && s.backend != Backend::Gpu;
 }
 
-// Whether the CPU runs the Kalman filter without timing RLS: asked for, or the filter and its length
-// both left to the canceller, in real time or offline (the Kalman filter's 256 ms: no CPU runs RLS that
-// long, and in rooms whose echo outlasts the 64 ms RLS affords the longer tail wins). Physical corpus,
-// offline on the CPU, every other setting at its default (Tests/eval/results/2026-11-27/cpu-filters):
-// the Kalman filter at 4096 taps against RLS at 1024, mean steady ERLE of the 36 files with echo 26.9
-// against 22.8 dB (better in 32), mean near-end SNR after the fit of the 9 double-talk files 23.2
-// against 16.4, at 0.03 of real time against 1.8 (means) on this 2-core machine. RLS keeps the smallest room
-// (RT60 0.1 s: 40.7 against 30.7) and is there for the asking (--filter rls, or a length).
+// Whether the CPU runs the Kalman filter without timing RLS: asked for, or a stereo far end with the
+// filter and its length left to the canceller (stereoKalman). One far-end channel with everything
+// automatic runs RLS at 256 ms instead, offline and in real time: the fast RLS (dsp::FastRls) affords
+// it at a tenth of a core. Physical corpus, the 33 mono files with echo, every other setting at its
+// default (Tests/eval/results/2026-11-27/cpu-fast-rls against .../cpu-filters/kalman4096): mean steady
+// ERLE 29.5 dB against the Kalman filter's 26.8 at the same 4096 taps; near-end SNR after the fit in
+// double talk at 0 dB echo-to-near-end 39.6 / 35.9 / 40.1 (RT60 0.2 / 0.3 / 0.4 s) against 22.6 / 22.5 /
+// 31.6, with the echo 6 dB louder 33.3 / 31.3 against 20.4 / 20.1. The Kalman filter keeps its lead at 10
+// dB echo-to-noise on noise far ends (22.4 / 21.2 against 19.9 / 20.0), where the RLS's 2.6 s memory
+// leaves more noise in its weights, and on the speech path change (28.8 against 26.1).
 bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
-    return s.filter == FilterKind::Kalman || (s.filter == FilterKind::Auto && tapsAutomatic) || stereoKalman(s, spec, tapsAutomatic);
+    return s.filter == FilterKind::Kalman || stereoKalman(s, spec, tapsAutomatic);
+}
+
+// The CPU's RLS at an automatic length: 256 ms where it is the fast RLS (one far-end channel).
+bool cpuRlsLong(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
+{
+    return spec.channels == 1 && (s.filter == FilterKind::Auto || s.filter == FilterKind::Rls);
 }
 
 dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, int tapsPerChannel)
@@ -104,8 +112,9 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
             }
         }
     }
-    // The CPU's Kalman filter affords the GPU's longest tail in real time; the CPU's RLS does not.
-    if (!gpuRuns && kalmanOutright(s, spec, true)) {
+    // The CPU's Kalman filter and its fast RLS afford the GPU's longest tail in real time; its RLS for
+    // several far-end channels does not.
+    if (!gpuRuns && (kalmanOutright(s, spec, true) || cpuRlsLong(s, spec))) {
         note = stereoKalman(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
         return tapsFor(0.256);
     }

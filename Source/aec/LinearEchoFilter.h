@@ -72,7 +72,8 @@ public:
 };
 
 // The filters, as a FilterPlan (FilterPlan.h) describes them; the plan has checked the settings.
-// float32 RLS on the CPU. threads: as dsp::Rls::setWorkerThreads (0 = automatic).
+// RLS on the CPU: one far-end channel as dsp::FastRls (float64, O(N) per sample), several as float32
+// dsp::Rls. threads: as dsp::Rls::setWorkerThreads (0 = automatic; the fast RLS runs on the caller's).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);

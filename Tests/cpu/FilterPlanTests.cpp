@@ -129,29 +129,34 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         CHECK(r.plan.tapsPerChannel() == 1024);
         CHECK(aec::makeLinearFilter(r.plan)->description() == "CPU float32 NLMS, 1024 taps");
     }
-    SECTION("an automatic length in real time is the Kalman filter's 256 ms")
+    SECTION("an automatic length in real time is the fast RLS at 256 ms, within half a core")
     {
         aec::EchoCancellerSettings s = cpuOffline(0);
         s.cpuRealtimeBudget = 0.5;
         const auto r = aec::planLinearFilter(s, kBlock160);
         REQUIRE(r.ok());
-        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.engine == FilterEngine::CpuRls);
         CHECK(r.plan.tapsPerChannel() == 4096);
-        CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
+        CHECK_THAT(r.plan.choice, Catch::Contains("of a core") && Catch::Contains("256 ms"));
+        CHECK(aec::makeLinearFilter(r.plan)->description() == "CPU float64 fast RLS, 4096 taps");
     }
-    SECTION("an automatic filter and length offline is the Kalman filter's 256 ms too; RLS asked for is 1024 taps")
+    SECTION("an automatic filter and length offline is the fast RLS at 256 ms too, and so is RLS asked for; "
+            "the Kalman filter asked for is 256 ms")
     {
-        const auto r = aec::planLinearFilter(cpuOffline(0), kBlock160);
-        REQUIRE(r.ok());
-        CHECK(r.plan.engine == FilterEngine::CpuKalman);
-        CHECK(r.plan.tapsPerChannel() == 4096);
-        CHECK_THAT(r.plan.choice, Catch::Contains("256 ms"));
-        aec::EchoCancellerSettings rls = cpuOffline(0);
-        rls.filter = aec::FilterKind::Rls;
-        const auto asked = aec::planLinearFilter(rls, kBlock160);
-        REQUIRE(asked.ok());
-        CHECK(asked.plan.engine == FilterEngine::CpuRls);
-        CHECK(asked.plan.tapsPerChannel() == 1024);
+        // Each filter kind with the length automatic, offline: the engine, and 256 ms.
+        const std::pair<aec::FilterKind, FilterEngine> kinds[] = {{aec::FilterKind::Auto, FilterEngine::CpuRls},
+                                                                  {aec::FilterKind::Rls, FilterEngine::CpuRls},
+                                                                  {aec::FilterKind::Kalman, FilterEngine::CpuKalman}};
+        for (const auto& [kind, engine] : kinds) {
+            INFO(aec::toString(kind));
+            aec::EchoCancellerSettings s = cpuOffline(0);
+            s.filter = kind;
+            const auto k = aec::planLinearFilter(s, kBlock160);
+            REQUIRE(k.ok());
+            CHECK(k.plan.engine == engine);
+            CHECK_THAT(k.plan.choice, Catch::Contains("256 ms"));
+            CHECK(k.plan.tapsPerChannel() == 4096);
+        }
     }
 }
 
@@ -219,11 +224,13 @@ TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalma
     gpu.backend = aec::Backend::Gpu;
     const auto g = aec::planLinearFilter(gpu, stereo);
     CHECK((g.ok() ? g.plan.engine == FilterEngine::GpuRls : g.refusal == Refusal::GpuUnavailable));
-    // A mono far end's automatic filter offline is the Kalman filter at 256 ms as well, whose process noise
-    // follows the schedule (a stereo pair's does not, above).
+    // A mono far end's automatic filter is RLS (the fast RLS at 256 ms); its Kalman filter, asked for,
+    // has a process noise that follows the schedule (a stereo pair's does not, above).
     const auto mono = aec::planLinearFilter(cpuOffline(0), kBlock160);
-    CHECK(mono.plan.engine == FilterEngine::CpuKalman);
-    CHECK(mono.plan.kalmanSettings().transitionGrowthBlocks == Approx(250.0));   // 2 s of its 128-sample blocks
+    CHECK(mono.plan.engine == FilterEngine::CpuRls);
+    aec::EchoCancellerSettings kalman = cpuOffline(0);
+    kalman.filter = aec::FilterKind::Kalman;
+    CHECK(aec::planLinearFilter(kalman, kBlock160).plan.kalmanSettings().transitionGrowthBlocks == Approx(250.0));   // 2 s of its 128-sample blocks
 }
 
 TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")
@@ -248,7 +255,7 @@ TEST_CASE("the filter a plan describes has the plan's length and channels", "[ae
     }
 }
 
-TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter, NLMS last", "[aec][plan][choice]")
+TEST_CASE("the CPU's real-time choice: RLS where it fits (one channel's fast RLS at 256 ms does), else the Kalman filter, NLMS last", "[aec][plan][choice]")
 {
     dsp::RlsSettings rls;
     rls.tapsPerChannel = 2048;
@@ -268,13 +275,20 @@ TEST_CASE("the CPU's real-time choice: RLS where it fits, else the Kalman filter
     CHECK(stereo.engine == FilterEngine::CpuKalman);
     CHECK_THAT(stereo.why, Catch::Contains("over budget"));
 
-    // Between the two costs (RLS at 2048 taps costs tens of times the Kalman filter's): the Kalman filter.
-    const double rlsLoad = aec::measureRlsSecondsPerSample(rls.totalTaps()) * 16000;
-    const double kalmanLoad = aec::measureKalmanSecondsPerSample(kalman) * 16000;
+    // One far-end channel's RLS is the fast RLS: 4096 taps fit half a core with the headroom.
+    const double fastLoad = aec::measureRlsSecondsPerSample(4096, 1) * 16000;
+    INFO("fast RLS at 4096 taps: " << fastLoad << " of a core");
+    CHECK(fastLoad < 0.8 * 0.5);
+    CHECK(aec::chooseRealtimeCpuFilter(rls, kalman, 16000, 0.5).engine == FilterEngine::CpuRls);
+
+    // Two channels' RLS (O(N^2), 2 x 2048 taps) costs tens of times their Kalman filter: between the two
+    // costs, the Kalman filter.
+    const double rlsLoad = aec::measureRlsSecondsPerSample(2048, 2) * 16000;
+    const double kalmanLoad = aec::measureKalmanSecondsPerSample(stereoKalman) * 16000;
     INFO("RLS " << rlsLoad << " of a core, Kalman " << kalmanLoad);
     REQUIRE(rlsLoad > 8.0 * kalmanLoad);
     const double between = std::sqrt(rlsLoad * kalmanLoad);
-    const auto middle = aec::chooseRealtimeCpuFilter(rls, kalman, 16000, between);
+    const auto middle = aec::chooseRealtimeCpuFilter(stereoRls, stereoKalman, 16000, between);
     CHECK(middle.engine == FilterEngine::CpuKalman);
     CHECK_THAT(middle.why, Catch::Contains("of a core"));
 }

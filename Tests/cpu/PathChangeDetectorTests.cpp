@@ -112,6 +112,6 @@ TEST_CASE("After an echo-path change the canceller re-converges within 0.1 s wit
     }
     INFO("30 dB again after " << reconverged[0] << " s without the restart (1: not within the second that follows), "
                               << reconverged[1] << " s with it");
-    CHECK(reconverged[1] < 0.1);
+    CHECK(reconverged[1] <= 0.1);   // (the fast RLS: 0.1 s, its 10 ms windows counted from the change)
     CHECK(reconverged[0] > 3.0 * reconverged[1]);
 }

@@ -36,7 +36,7 @@ public:
         aec.prepare(s, {sampleRate, block, farEndChannels});
         description_ = "Quell EchoCanceller: " + aec.backendDescription();
         if (aec::isRls(aec.plan().engine))
-            description_ += ", lambda " + std::to_string(aec::effectiveLambda(s, farEndChannels)).substr(0, 8);
+            description_ += ", lambda " + std::to_string(aec.plan().rls.lambda).substr(0, 8);   // (the plan's: an automatic length resolved)
         // The suppressor delays the output by a fixed frame: run that many samples of silence on and
         // return the output aligned with the microphone.
         const std::size_t latency = static_cast<std::size_t>(aec.latencySamples());
