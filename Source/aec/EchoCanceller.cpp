@@ -99,18 +99,18 @@ void EchoCanceller::clearRunningState()
     adapting_ = true;
 }
 
-std::span<const float> EchoCanceller::farEndSum(std::size_t n)
+std::span<const float> EchoCanceller::farEndSum(std::size_t at, std::size_t k)
 {
     const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
     if (channels == 1)
-        return {refScratch_.data(), n};
-    for (std::size_t i = 0; i < n; ++i) {
+        return {refScratch_.data() + at, k};
+    for (std::size_t i = at; i < at + k; ++i) {
         float acc = 0.0f;
         for (std::size_t c = 0; c < channels; ++c)
             acc += refScratch_[c * plan_.spec.maximumBlockSize + i];
         downmix_[i] = acc;
     }
-    return {downmix_.data(), n};
+    return {downmix_.data() + at, k};
 }
 
 std::span<const float> EchoCanceller::cancellingWeights()
@@ -163,7 +163,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         guard_.process(m, o);
         if (settings_.suppressor.enabled) {
             // The far end as the filter saw it; the suppressor's far-end model takes it by the echo's lag.
-            const std::span<const float> farSum = farEndSum(n);
+            const std::span<const float> farSum = farEndSum(0, n);
             // The far end waits for the echo by the lag in force at each sample, in runs of one lag.
             float* lagged = suppressorFarScratch_.data();
             for (std::size_t from = 0; from < n;) {
@@ -269,20 +269,9 @@ void EchoCanceller::markConcludedSegment(std::size_t end)
 void EchoCanceller::alignFarEnd(std::span<const float> m, std::size_t at, std::size_t k)
 {
     const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels), stride = plan_.spec.maximumBlockSize;
-    if (aligner_.active()) {
-        // The estimator hears the far end's channel sum as it comes, before the delay.
-        std::span<const float> farSum(refScratch_.data() + at, k);
-        if (channels > 1) {
-            for (std::size_t i = at; i < at + k; ++i) {
-                float acc = 0.0f;
-                for (std::size_t c = 0; c < channels; ++c)
-                    acc += refScratch_[c * stride + i];
-                downmix_[i] = acc;
-            }
-            farSum = {downmix_.data() + at, k};
-        }
-        aligner_.feed(m.subspan(at, k), farSum, refScratch_.data() + at, stride, k);
-    }
+    // The estimator hears the far end's channel sum as it comes, before the delay.
+    if (aligner_.active())
+        aligner_.feed(m.subspan(at, k), farEndSum(at, k), refScratch_.data() + at, stride, k);
     // One channel is its own interleaved layout; more are interleaved for the filters.
     if (channels > 1)
         for (std::size_t i = at; i < at + k; ++i)

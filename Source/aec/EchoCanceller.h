@@ -109,8 +109,8 @@ private:
     int tapsPerChannel() const override { return filter_->taps(); }
     // The fixed foreground makes the output (two-path mode, or a user's freeze); else the adaptive filter.
     bool foregroundMakesOutput() const { return settings_.twoPath || !controls_.adapt; }
-    // The first n samples of the far-end channels in refScratch_, summed (downmix_ holds it for several).
-    std::span<const float> farEndSum(std::size_t n);
+    // Samples [at, at + k) of the far-end channels in refScratch_, summed (downmix_ holds it for several).
+    std::span<const float> farEndSum(std::size_t at, std::size_t k);
     // The canceller's own segment energies to zero (prepare and reset; the parts reset themselves).
     void clearRunningState();
     // The block's samples [at, at + k) of m (high-passed) and r (aligned, interleaved), o the output:

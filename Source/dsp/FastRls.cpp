@@ -82,6 +82,8 @@ void FastRls::process(std::span<const float> mic, std::span<const float> ref, st
         }
         out[n] = static_cast<float>(processSample(d, x));
     }
+    for (std::size_t i = 0; i < taps_; ++i)
+        weightsOut_[i] = static_cast<float>(w_[i]);
 }
 
 double FastRls::processSample(double d, double x)
@@ -170,10 +172,8 @@ double FastRls::processSample(double d, double x)
     }
     adaptedRun_ = std::min(adaptedRun_ + 1, kAdaptedRunCap);
     const double k = e * conversion_;
-    for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t i = 0; i < N; ++i)
         w_[i] += gain_[i] * k;
-        weightsOut_[i] = static_cast<float>(w_[i]);
-    }
     return e;
 }
 
