@@ -64,6 +64,7 @@ void FastRls::restartPredictors()
     backwardEnergy_ = epsilon_ * std::pow(lambda_, -double(taps_));
     conversion_ = 1.0;
     adaptedRun_ = 0;
+    sinceStart_ = 0;
 }
 
 void FastRls::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -125,6 +126,16 @@ double FastRls::processSample(double d, double x)
         echo += w_[i] * u[i];
     }
     const double e = d - echo;
+    // What the weights learn from: until the predictors' view has filled, the error of that view (see
+    // the header); from then on it differs from the far end by the dither only.
+    double learnt = e;
+    if (sinceStart_ < N) {
+        ++sinceStart_;
+        double echoSeen = 0.0;
+        for (std::size_t i = 0; i < sinceStart_; ++i)
+            echoSeen += w_[i] * v[i];
+        learnt = d - echoSeen;
+    }
     const double lambda = lambda_;
 
     // Forward step: the extended gain [c; gain - forward c] and the forward energy.
@@ -171,7 +182,7 @@ double FastRls::processSample(double d, double x)
         return e;
     }
     adaptedRun_ = std::min(adaptedRun_ + 1, kAdaptedRunCap);
-    const double k = e * conversion_;
+    const double k = learnt * conversion_;
     for (std::size_t i = 0; i < N; ++i)
         w_[i] += gain_[i] * k;
     return e;

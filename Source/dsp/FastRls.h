@@ -30,6 +30,15 @@
 //    -29 dBFS breaks the recursion once (a restart, FastRlsTests) with -100 dBFS, and at -60 dBFS would
 //    not, but that dither moved the weights by 1e-2 of their size on coloured noise (the physical
 //    corpus's telephone-band far end restarts at neither).
+//  - The weights learn from the same regressor as the predictors: for N samples after a restart the
+//    adaptation's error is the microphone less the weights applied to the predictors' (prewindowed) view
+//    of the far end, while the output's uses the far end as it is. With the output's error the gain,
+//    which knows nothing of the far end before the restart, met errors that held its echo through the
+//    taps not yet filled, and the weights fitted that echo with the newest taps: after an echo-path
+//    change their snapshots beat the stale foreground by 6 to 8 dB where it copies at 10 (physical
+//    corpus, 4096 taps: the speech path change's steady ERLE 26.1 -> 29.6 dB, the delayed echoes of
+//    150 and 300 ms 27.4 -> 28.5 and 28.8 -> 34.0, 500 ms 32.6 -> 31.2; mean over the mono files 29.46
+//    -> 29.75, near-end SNR in double talk 32.09 -> 32.23).
 //  - A health check on every sample (conversion factor in (0, 1], energies positive and finite); a
 //    failure restarts the predictors (counted as a re-initialisation) and keeps the weights.
 // Adaptation pauses (the weights stay; the predictors go on) while the far end's mean power over the
@@ -84,6 +93,7 @@ private:
     unsigned ditherState_ = 1;
     bool adapting_ = true;
     long pausedRun_ = 0, adaptedRun_ = 0;      // samples paused in a row; adapted since the predictors' start
+    std::size_t sinceStart_ = 0;               // samples since the predictors' start, up to N
     std::vector<float> weightsOut_;
     RlsHealth health_{};
 };

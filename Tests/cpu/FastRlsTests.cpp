@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -218,4 +219,71 @@ TEST_CASE("Fast RLS sanitises non-finite samples, refuses several channels and n
         REQUIRE(std::isfinite(v));
     std::vector<float> shorter(10);
     CHECK_THROWS_AS(rls.process(d, x, shorter), std::invalid_argument);
+}
+
+TEST_CASE("Fast RLS after a restart is the RLS of the far end since the restart, weights kept", "[dsp][rls][fast]")
+{
+    for (const int taps : {3, 16, 64}) {
+        CAPTURE(taps);
+        const std::size_t N = static_cast<std::size_t>(taps);
+        // The echo path changes where the covariance restarts.
+        Echo c = makeEcho(4000, N, 41u + static_cast<std::uint32_t>(taps), 1e-4);
+        const auto changed = test::randomSystem(N, 77u, static_cast<double>(taps) / 4.0);
+        const std::size_t at = 2500;
+        for (std::size_t n = at; n < c.x.size(); ++n) {
+            double y = 0.0;
+            for (std::size_t i = 0; i < N && i <= n; ++i)
+                y += changed[i] * c.x[n - i];
+            c.d[n] = static_cast<float>(y);
+        }
+        dsp::RlsSettings s = settingsFor(taps);
+        s.delta = 1e-9;
+        dsp::FastRls fast;
+        fast.prepare(s);
+        std::vector<float> e(c.x.size());
+        fast.process({c.d.data(), at}, {c.x.data(), at}, {e.data(), at});
+        fast.restartCovariance();
+        fast.process({c.d.data() + at, c.x.size() - at}, {c.x.data() + at, c.x.size() - at}, {e.data() + at, c.x.size() - at});
+
+        // The O(N^2) recursion written out, restarted in the same way: P = I / epsilon, the weights kept,
+        // and what it learns from is the far end since the restart (zero before it); its output is the
+        // microphone less the weights applied to the whole far end.
+        const double lambda = s.lambda, epsilon = dsp::FastRls::initialEnergyPerDelta * s.delta;
+        std::vector<double> P(N * N), w(N, 0.0), u(N, 0.0), seen(N, 0.0), pi(N), er(c.x.size());
+        for (std::size_t n = 0; n < c.x.size(); ++n) {
+            if (n == 0 || n == at) {
+                std::fill(P.begin(), P.end(), 0.0);
+                std::fill(seen.begin(), seen.end(), 0.0);
+                for (std::size_t i = 0; i < N; ++i)
+                    P[i * N + i] = 1.0 / epsilon;
+            }
+            std::rotate(u.rbegin(), u.rbegin() + 1, u.rend());
+            std::rotate(seen.rbegin(), seen.rbegin() + 1, seen.rend());
+            u[0] = seen[0] = c.x[n];
+            double y = 0.0, ySeen = 0.0, upu = 0.0;
+            for (std::size_t i = 0; i < N; ++i) {
+                y += w[i] * u[i];
+                ySeen += w[i] * seen[i];
+                pi[i] = 0.0;
+                for (std::size_t j = 0; j < N; ++j)
+                    pi[i] += P[i * N + j] * seen[j];
+            }
+            for (std::size_t i = 0; i < N; ++i)
+                upu += seen[i] * pi[i];
+            er[n] = c.d[n] - y;
+            const double g = (c.d[n] - ySeen) / (lambda + upu);
+            for (std::size_t i = 0; i < N; ++i)
+                w[i] += pi[i] * g;
+            for (std::size_t i = 0; i < N; ++i)
+                for (std::size_t j = 0; j < N; ++j)
+                    P[i * N + j] = (P[i * N + j] - pi[i] * pi[j] / (lambda + upu)) / lambda;
+        }
+        const std::size_t settled = at + N + 200;
+        CHECK(test::relativeL2<float, double>(std::span(e).subspan(settled), std::span(er).subspan(settled)) < 3e-3);
+        CHECK(test::relativeL2<float, double>(fast.weights(), w) < 1e-4);
+        // (The new path is learnt, short of what the rows of the first N samples after the restart hold
+        // of the echo of the far end before it, which neither recursion can explain.)
+        CHECK(test::misalignmentDb<float>(fast.weights(), changed) < -20.0);
+        CHECK(fast.health().reinitialisations == 0);
+    }
 }
