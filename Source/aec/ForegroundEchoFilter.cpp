@@ -10,7 +10,7 @@ namespace quell::aec {
 void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
 {
     if (s.tapsPerChannel <= 0 || s.channels <= 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0
-        || !(s.copyWhenBelow > 0.0))
+        || !(s.copyWhenBelow > 0.0) || !(s.refineNoiseTolerance >= 1.0))
         throw std::invalid_argument("ForegroundEchoFilter: bad settings");
     settings_ = s;
     goodForeground_ = std::pow(10.0, -s.goodForegroundDb / 10.0);
@@ -149,7 +149,8 @@ void ForegroundEchoFilter::concludeProbation()
         // so the probation lasts a quarter of the filter's length.
         probeFg_ += segFg_;
         probeCandidate_ += segCandidate_;
-        const bool worse = segCandidate_ > segFg_;
+        const bool foregroundIsNoise = probeGood_ && segFg_ <= 4.0 * floor_ && segFg_ <= 0.5 * segMic_;
+        const bool worse = segCandidate_ > (foregroundIsNoise ? settings_.refineNoiseTolerance : 1.0) * segFg_;
         if (worse || ++probed_ >= probationSegments_) {
             probing_ = false;
             const double needed = restarted_ ? below_ : probeGood_ ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
