@@ -66,7 +66,10 @@ bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
 // double talk at 0 dB echo-to-near-end 39.6 / 35.9 / 40.1 (RT60 0.2 / 0.3 / 0.4 s) against 22.6 / 22.5 /
 // 31.6, with the echo 6 dB louder 33.3 / 31.3 against 20.4 / 20.1. The Kalman filter keeps its lead at 10
 // dB echo-to-noise on noise far ends (22.4 / 21.2 against 19.9 / 20.0), where the RLS's 2.6 s memory
-// leaves more noise in its weights, and on the speech path change (28.8 against 26.1).
+// leaves more noise in its weights, and on the speech path change (28.8 against 26.1). Since 9a657ef and
+// d0bc5da (the fast RLS's restart, the foreground's refinement at its noise floor; .../cpu-d0bc5da): mean
+// 30.0, the path change 29.8, the noise far ends 21.1 / 20.8 (the Kalman filter's lead there down to
+// 1.3 / 0.4 dB).
 bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
     return s.filter == FilterKind::Kalman || stereoKalman(s, spec, tapsAutomatic);
