@@ -134,7 +134,8 @@ void ForegroundEchoFilter::concludeProbation()
     // Good: the foreground reduces the microphone by goodForegroundDb, or its output is near its own
     // quietest segments (at 10 dB of echo-to-noise a good filter's output is noise, 10 dB under the
     // microphone, and good all the same). Otherwise: double talk, a path change, or still converging.
-    good_ = !restarted_ && (segFg_ <= goodForeground_ * segMic_ || segFg_ <= 4.0 * floor_);
+    const bool atNoiseFloor = segFg_ <= 4.0 * floor_;
+    good_ = !restarted_ && (segFg_ <= goodForeground_ * segMic_ || atNoiseFloor);
     if (probing_) {
         // The snapshot, held still, against the foreground on the same samples, over probationSegments_.
         // Where the foreground leaves much of the microphone, a snapshot that has learnt the near end along
@@ -149,7 +150,7 @@ void ForegroundEchoFilter::concludeProbation()
         // so the probation lasts a quarter of the filter's length.
         probeFg_ += segFg_;
         probeCandidate_ += segCandidate_;
-        const bool foregroundIsNoise = probeGood_ && segFg_ <= 4.0 * floor_ && segFg_ <= 0.5 * segMic_;
+        const bool foregroundIsNoise = probeGood_ && atNoiseFloor && segFg_ <= 0.5 * segMic_;
         const bool worse = segCandidate_ > (foregroundIsNoise ? settings_.refineNoiseTolerance : 1.0) * segFg_;
         if (worse || ++probed_ >= probationSegments_) {
             probing_ = false;
