@@ -168,6 +168,8 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             late.lateFarEnd = true;
             late.lineNoiseDbfs = -70.0;
             list.push_back(late);
+            // Music without highs (a few spectral lines held for seconds, nothing above 5 kHz).
+            list.push_back(make(Excitation::Music, 0.3, 30, T));
         }
     } else {
         const double T = 12.0;
@@ -261,6 +263,14 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             auto s = make(S, 0.3, 30, T);
             s.lateFarEnd = true;
             s.lineNoiseDbfs = -70.0;
+            list.push_back(s);
+        }
+        // Music without highs as the far end (a few spectral lines held for seconds, nothing above 5 kHz):
+        // alone, and with a near-end talker over it (a singer's microphone hearing the backing track).
+        {
+            auto s = make(Excitation::Music, 0.3, 30, T);
+            list.push_back(s);
+            s.doubleTalk = true;
             list.push_back(s);
         }
     }

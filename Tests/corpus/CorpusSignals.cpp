@@ -116,6 +116,65 @@ std::vector<double> whiteNoise(std::size_t n, std::uint32_t seed)
     return x;
 }
 
+namespace {
+
+// One harmonic tone added into `out` from `start` for `length` samples: harmonics below `topHz` at
+// amplitudes 1 / h^1.2 (random phases, so chords do not all peak together), a 10 ms attack, then either
+// held (decaySeconds <= 0) or decaying exponentially, and a 20 ms release at the end.
+void addNote(std::vector<double>& out, std::size_t start, std::size_t length, double f0, double level,
+             double decaySeconds, double sampleRate, double topHz, std::mt19937& rng)
+{
+    std::uniform_real_distribution<double> phase(0.0, 2.0 * std::numbers::pi);
+    const std::size_t end = std::min(out.size(), start + length);
+    const double attack = 0.01 * sampleRate, release = 0.02 * sampleRate;
+    for (int h = 1; h * f0 < topHz; ++h) {
+        const double a = level / std::pow(double(h), 1.2), w = 2.0 * std::numbers::pi * h * f0 / sampleRate;
+        const double p0 = phase(rng);
+        for (std::size_t i = start; i < end; ++i) {
+            const double t = double(i - start), left = double(end - i);
+            double env = std::min({1.0, t / attack, left / release});
+            if (decaySeconds > 0.0)
+                env *= std::exp(-t / (decaySeconds * sampleRate));
+            out[i] += a * env * std::sin(w * t + p0);
+        }
+    }
+}
+
+} // namespace
+
+std::vector<double> musicWithoutHighs(std::size_t n, double sampleRate, std::uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<double> x(n, 0.0);
+    // A C major scale over four octaves, as MIDI numbers; notes are drawn from it.
+    const int major[] = {0, 2, 4, 5, 7, 9, 11};
+    const auto hz = [](int midi) { return 440.0 * std::pow(2.0, (midi - 69) / 12.0); };
+    const auto pick = [&](int lowOctave, int octaves) {
+        const int degree = std::uniform_int_distribution<int>(0, 6)(rng);
+        const int octave = lowOctave + std::uniform_int_distribution<int>(0, octaves - 1)(rng);
+        return 12 * (octave + 1) + major[degree];
+    };
+    const double topHz = 5000.0;
+    const auto beat = static_cast<std::size_t>(0.25 * sampleRate);   // 0.25 s
+    // Bass and chords change every bar (2 s = 8 beats); the melody's notes last 1 to 4 beats.
+    for (std::size_t at = 0, length = 8 * beat; at < n; at += length) {
+        const int root = pick(2, 1);   // octave 2: 65 to 123 Hz
+        addNote(x, at, length, hz(root), 0.8, 1.5, sampleRate, topHz, rng);
+        for (const int interval : {0, 4, 7})   // the bar's major triad, held, two octaves up
+            addNote(x, at, length, hz(root + 24 + interval), 0.3, 0.0, sampleRate, topHz, rng);
+    }
+    for (std::size_t at = 0; at < n;) {
+        const auto length = std::uniform_int_distribution<std::size_t>(1, 4)(rng) * beat;
+        addNote(x, at, length, hz(pick(4, 2)), 0.5, 0.4, sampleRate, topHz, rng);
+        at += length;
+    }
+    x = bandLimited(x, sampleRate, 40.0, topHz);
+    const double r = rms(x);
+    if (r > 0.0)
+        scale(x, 1.0 / r);
+    return x;
+}
+
 std::vector<double> pinkNoise(std::size_t n, std::uint32_t seed, double sampleRate, double cornerHz)
 {
     if (n == 0)

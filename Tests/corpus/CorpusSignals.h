@@ -40,6 +40,14 @@ void scale(std::span<double> x, double gain);
 std::vector<double> bandLimited(std::span<const double> x, double sampleRate, double lowHz, double highHz,
                                 double edgeHz = 100.0);
 
+// Music without highs, synthesised: a bass line, sustained chords (organ-like: held at one level) and a
+// melody of struck notes (piano-like: a fast attack and an exponential decay), each note a harmonic
+// tone, the whole band-limited to 40 Hz - 5 kHz. What it stresses: a far end of a few spectral lines at
+// a time, held for up to two seconds, and nothing above 5 kHz, so that an RLS's covariance sees no
+// excitation in most directions for seconds (issue 12's "music without highs must not wind P up").
+// Deterministic for a seed; unit RMS.
+std::vector<double> musicWithoutHighs(std::size_t n, double sampleRate, std::uint32_t seed);
+
 // Stationary noise with the long-term power spectrum of `speech` (its spectrum with random phases), unit RMS.
 std::vector<double> speechShapedNoise(std::span<const double> speech, std::size_t n, std::uint32_t seed);
 

@@ -184,6 +184,7 @@ const char* toString(Excitation e)
     case Excitation::Speech: return "speech";
     case Excitation::WhiteNoise: return "white";
     case Excitation::PinkNoise: return "pink";
+    case Excitation::Music: return "music";
     case Excitation::None: return "none";
     }
     return "?";
@@ -253,7 +254,9 @@ RenderedScenario render(const Scenario& sc)
             // Noise excitation: one source; in stereo, the second channel is the same noise through a
             // different short path (correlated channels, the hard case for stereo echo cancellation).
             const std::uint32_t s = sc.seed * 7919u + 17u;
-            const auto x = sc.excitation == Excitation::WhiteNoise ? whiteNoise(n, s) : pinkNoise(n, s, fs);
+            const auto x = sc.excitation == Excitation::WhiteNoise ? whiteNoise(n, s)
+                           : sc.excitation == Excitation::Music    ? musicWithoutHighs(n, fs, s)
+                                                                   : pinkNoise(n, s, fs);
             r.ref[0] = x;
             if (sc.lateFarEnd)
                 std::fill(r.ref[0].begin(), r.ref[0].begin() + static_cast<std::ptrdiff_t>(farStart), 0.0);

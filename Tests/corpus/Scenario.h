@@ -5,8 +5,8 @@
 // installed espeak-ng version speaks.
 //
 // Signal model, per microphone m:
-//   ref_l         = far-end speech or noise (band-limited to 300-3400 Hz when narrowband), plus line
-//                   noise at lineNoiseDbfs when set
+//   ref_l         = far-end speech, noise or music (musicWithoutHighs), band-limited to 300-3400 Hz
+//                   when narrowband, plus line noise at lineNoiseDbfs when set
 //   loudspeaker_l = softClip(ref_l)                     (identity when distortionDb == 0), or the
 //                   device chain (deviceChain: compressor, clipper, loudspeaker distortion, rattle and
 //                   a wandering delay: an echo only weakly coherent with the far end)
@@ -28,7 +28,7 @@
 
 namespace quell::corpus {
 
-enum class Excitation { Speech, WhiteNoise, PinkNoise, None };
+enum class Excitation { Speech, WhiteNoise, PinkNoise, Music, None };
 const char* toString(Excitation e);
 
 struct Scenario {

@@ -3,7 +3,9 @@
 // reverberation time, the FFT convolution, and level setting at a target echo-to-noise ratio.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <complex>
 #include <numbers>
 #include <stdexcept>
@@ -215,6 +217,41 @@ TEST_CASE("Pink noise has equal power per octave", "[corpus]")
     const double ref = bandPower(250.0, 500.0);
     for (const double lo : {125.0, 1000.0, 2000.0, 4000.0})
         CHECK(bandPower(lo, 2.0 * lo) == Approx(ref).margin(0.5));
+}
+
+TEST_CASE("Music without highs: unit RMS, nothing above 5 kHz, a few spectral lines at a time", "[corpus]")
+{
+    const std::size_t n = 1u << 17;   // 8.2 s at 16 kHz
+    const auto x = musicWithoutHighs(n, kFs, 11);
+    CHECK(rms(x) == Approx(1.0).epsilon(1e-9));
+    CHECK(musicWithoutHighs(n, kFs, 11) == x);
+    CHECK(musicWithoutHighs(n, kFs, 12) != x);
+    std::vector<std::complex<double>> spectrum(x.begin(), x.end());
+    fft(spectrum, false);
+    double total = 0.0, above = 0.0;
+    for (std::size_t k = 1; k < n / 2; ++k) {
+        const double f = static_cast<double>(k) * kFs / static_cast<double>(n);
+        total += std::norm(spectrum[k]);
+        if (f > 5200.0)
+            above += std::norm(spectrum[k]);
+    }
+    CHECK(10.0 * std::log10(above / total) < -60.0);
+    // Within one bar (2 s, a held chord under the melody) the strongest 2 % of the bins hold most of the
+    // power: lines, not a spread spectrum (white noise's strongest 2 % hold about 10 %).
+    const std::size_t bar = 1u << 15;
+    std::vector<std::complex<double>> one(x.begin() + 4000, x.begin() + 4000 + static_cast<std::ptrdiff_t>(bar));
+    fft(one, false);
+    std::vector<double> power;
+    for (std::size_t k = 1; k < bar / 2; ++k)
+        power.push_back(std::norm(one[k]));
+    std::sort(power.begin(), power.end(), std::greater<>());
+    double top = 0.0, all = 0.0;
+    for (std::size_t k = 0; k < power.size(); ++k) {
+        all += power[k];
+        if (k < power.size() / 50)
+            top += power[k];
+    }
+    CHECK(top / all > 0.8);
 }
 
 TEST_CASE("Loudspeaker soft clip at a target distortion, bulk delay, response cut and path switch", "[corpus]")
