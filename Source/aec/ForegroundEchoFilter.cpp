@@ -9,13 +9,15 @@ namespace quell::aec {
 
 void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
 {
-    if (s.tapsPerChannel <= 0 || s.channels <= 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0
+    if (s.tapsPerChannel <= 0 || s.channels <= 0 || s.segmentSamples <= 0 || s.copyAfterSegments <= 0 || s.probationSegments < 0
+        || s.refineProbationSegments < 1
         || !(s.copyWhenBelow > 0.0) || !(s.refineNoiseTolerance >= 1.0))
         throw std::invalid_argument("ForegroundEchoFilter: bad settings");
     settings_ = s;
     goodForeground_ = std::pow(10.0, -s.goodForegroundDb / 10.0);
     probationSegments_ = s.probationSegments > 0 ? s.probationSegments
-                                                 : std::max(1, (s.totalTaps() + 4 * s.segmentSamples - 1) / (4 * s.segmentSamples));
+                                                 : std::clamp((s.totalTaps() + 4 * s.segmentSamples - 1) / (4 * s.segmentSamples), 1, 2);
+    refineProbationSegments_ = s.refineProbationSegments;
     w_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
     candidate_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
     line_.assign(2 * static_cast<std::size_t>(s.totalTaps()), 0.0f);
@@ -32,7 +34,7 @@ void ForegroundEchoFilter::reset()
     inSegment_ = better_ = refine_ = 0;
     copies_ = rejected_ = 0;
     probing_ = false;
-    probeGood_ = false;
+    probeGood_ = probeRefines_ = false;
     probed_ = 0;
     probeFg_ = probeCandidate_ = 0.0;
     restarted_ = false;
@@ -147,12 +149,14 @@ void ForegroundEchoFilter::concludeProbation()
         // fitted of a talker through an unrelated far end fades within tens of milliseconds. The longer
         // the filter the more it can fit (4096 taps with 2.6 s of memory fitted a lone near-end talker
         // through -50 dBFS of far-end line noise and beat the foreground by 3.7 dB over the next 10 ms),
-        // so the probation lasts a quarter of the filter's length.
+        // so the probation lasts a quarter of the filter's length, up to two segments; a good
+        // foreground's refinement, one (ForegroundSettings::refineProbationSegments: a snapshot held longer
+        // is outdated wherever the far end moves on, as music does).
         probeFg_ += segFg_;
         probeCandidate_ += segCandidate_;
         const bool foregroundIsNoise = probeGood_ && atNoiseFloor && segFg_ <= 0.5 * segMic_;
         const bool worse = segCandidate_ > (foregroundIsNoise ? settings_.refineNoiseTolerance : 1.0) * segFg_;
-        if (worse || ++probed_ >= probationSegments_) {
+        if (worse || ++probed_ >= (probeRefines_ ? refineProbationSegments_ : probationSegments_)) {
             probing_ = false;
             const double needed = restarted_ ? below_ : probeGood_ ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
             if (copying_ && !worse && probeCandidate_ <= needed * probeFg_) {
@@ -180,6 +184,9 @@ void ForegroundEchoFilter::decideSnapshot(CopyWeights&& copy)
         copy(candidate_);
         probing_ = true;
         probeGood_ = good_;
+        // A refinement: the foreground is good and removes echo (at least 3 dB: a foreground of zeros over
+        // a steady echo is at its own noise floor, good by that test, and removes nothing).
+        probeRefines_ = good_ && segFg_ <= 0.5 * segMic_;
         probed_ = 0;
         probeFg_ = probeCandidate_ = 0.0;
         better_ = refine_ = 0;

@@ -32,6 +32,21 @@ private:
     std::vector<float> w_;
 };
 
+// The path h with white misalignment `db` below its energy (seeded), as float weights.
+std::vector<float> offBy(const std::vector<double>& h, double db, std::uint32_t seed)
+{
+    const auto err = test::whiteNoise(h.size(), seed, 1.0);
+    double eh = 0.0, ee = 0.0;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+        eh += h[k] * h[k];
+        ee += err[k] * err[k];
+    }
+    std::vector<float> w(h.size());
+    for (std::size_t k = 0; k < h.size(); ++k)
+        w[k] = static_cast<float>(h[k] + err[k] * std::sqrt(eh / ee * std::pow(10.0, db / 10.0)));
+    return w;
+}
+
 } // namespace
 
 TEST_CASE("ForegroundEchoFilter copies a better background and then cancels with its weights", "[aec][twopath]")
@@ -125,12 +140,12 @@ TEST_CASE("ForegroundEchoFilter rejects a background whose advantage is not in i
         REQUIRE(out[i] == mic[i]);
 }
 
-TEST_CASE("ForegroundEchoFilter keeps a long filter's snapshot on probation for a quarter of its length", "[aec][twopath]")
+TEST_CASE("ForegroundEchoFilter keeps a long filter's snapshot on probation for two segments where the foreground is not good", "[aec][twopath]")
 {
-    // 2560 taps: four segments of probation. The snapshot's weights explain the microphone in the first
-    // of them only (a fit that fades, as an RLS's fit of a talker through an unrelated far end does);
-    // over the next the microphone is a near end its weights make louder. With the automatic probation it
-    // is rejected; with one segment of probation it would have been taken.
+    // 2560 taps: a quarter of the length is four segments, capped at two. The snapshot's weights explain
+    // the microphone in the first of them only (a fit that fades, as an RLS's fit of a talker through an
+    // unrelated far end does); over the next the microphone is a near end its weights make louder. With
+    // the automatic probation it is rejected; with one segment of probation it would have been taken.
     const int taps = 2560, seg = 160, n = 8 * seg;
     const auto hd = test::randomSystem(taps, 41, 200.0);
     const auto xd = test::whiteNoise(n, 42, 0.1);
@@ -217,7 +232,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
     // (its residual 10 dB under the noise); the background's are 30 dB off. Both errors are mostly the
     // noise, and over 10 ms they differ by less than the noise's own fluctuation: the snapshot must win
     // on the probation's total and lose by no more than refineNoiseTolerance in any segment. Held to
-    // winning every segment of a 4096-tap filter's probation (seven), it is not taken in 30 segments.
+    // winning every segment of a probation of seven, it is not taken in 30 segments.
     const int taps = 64, segment = 160, n = 60 * segment;
     const auto hd = test::randomSystem(taps, 51, 0.9);
     const auto xd = test::whiteNoise(n, 52, 0.1);
@@ -226,19 +241,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
     for (const double y : yd)
         echo += y * y;
     const auto noise = test::whiteNoise(n, 53, std::sqrt(0.1 * echo / n) * std::sqrt(3.0));
-    auto offBy = [&](double db, std::uint32_t seed) {
-        const auto err = test::whiteNoise(taps, seed, 1.0);
-        double eh = 0.0, ee = 0.0;
-        for (int k = 0; k < taps; ++k) {
-            eh += hd[k] * hd[k];
-            ee += err[k] * err[k];
-        }
-        std::vector<float> w(taps);
-        for (int k = 0; k < taps; ++k)
-            w[k] = static_cast<float>(hd[k] + err[k] * std::sqrt(eh / ee * std::pow(10.0, db / 10.0)));
-        return w;
-    };
-    const std::vector<float> coarse = offBy(-20.0, 54), fine = offBy(-30.0, 55);
+    const std::vector<float> coarse = offBy(hd, -20.0, 54), fine = offBy(hd, -30.0, 55);
     std::vector<float> x(xd.begin(), xd.end()), mic(n), out(n);
     for (int i = 0; i < n; ++i)
         mic[i] = static_cast<float>(yd[i] + noise[i]);
@@ -256,7 +259,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
         aec::ForegroundSettings s;
         s.tapsPerChannel = taps;
         s.refineNoiseTolerance = tolerance;
-        s.probationSegments = 7;   // a 4096-tap filter's
+        s.probationSegments = s.refineProbationSegments = 7;   // a 4096-tap filter's before 2026-11-28
         fg.prepare(s);
         const std::size_t half = n / 2;
         FixedWeights first(coarse), second(fine);
@@ -277,4 +280,46 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
     CHECK(tolerant > 0);
     CHECK(tolerant <= 24);   // five segments no worse and the probation of seven, twice at most
     CHECK((strict < 0 || strict > tolerant));
+}
+
+TEST_CASE("ForegroundEchoFilter refines a good foreground after one segment of probation", "[aec][twopath]")
+{
+    // No noise: the foreground's weights are 25 dB off the path (good: it removes more than 20 dB), the
+    // background's 40 dB off. After five segments no worse a snapshot goes on probation, and is taken
+    // after one segment of it; held for seven (the probation of a 4096-tap filter before 2026-11-28) it
+    // is taken six segments later, while a far end that moves on (music's next chord) outdates it.
+    const int taps = 64, segment = 160, n = 40 * segment;
+    const auto hd = test::randomSystem(taps, 61, 0.9);
+    const auto xd = test::whiteNoise(n, 62, 0.1);
+    const auto yd = test::convolve(std::span<const double>(xd), std::span<const double>(hd));
+    const std::vector<float> coarse = offBy(hd, -25.0, 63), fine = offBy(hd, -40.0, 64);
+    std::vector<float> x(xd.begin(), xd.end()), mic(yd.begin(), yd.end()), out(n);
+    const std::vector<double> fineD(fine.begin(), fine.end());
+    const auto fineEcho = test::convolve(std::span<const double>(xd), std::span<const double>(fineD));
+    std::vector<float> fineError(n);
+    for (int i = 0; i < n; ++i)
+        fineError[i] = static_cast<float>(yd[i] - fineEcho[i]);
+    auto segmentsToFine = [&](int refineProbation) {
+        aec::ForegroundEchoFilter fg;
+        aec::ForegroundSettings s;
+        s.tapsPerChannel = taps;
+        s.refineProbationSegments = refineProbation;
+        fg.prepare(s);
+        FixedWeights first(coarse), second(fine);
+        fg.copyFrom(first);
+        for (int k = 0; k < n / segment; ++k) {
+            const std::size_t at = static_cast<std::size_t>(k * segment);
+            fg.process(std::span(mic).subspan(at, segment), std::span(x).subspan(at, segment), std::span(fineError).subspan(at, segment),
+                       std::span(out).subspan(at, segment), second);
+            if (fg.weights()[0] == fine[0])
+                return k + 1;
+        }
+        return -1;
+    };
+    const int one = segmentsToFine(aec::ForegroundSettings{}.refineProbationSegments), seven = segmentsToFine(7);
+    CAPTURE(one, seven);
+    CHECK(aec::ForegroundSettings{}.refineProbationSegments == 1);
+    CHECK(one > 0);
+    CHECK(one <= 7);   // five segments no worse, then one of probation (the first decides after its end)
+    CHECK(seven == one + 6);
 }
