@@ -259,7 +259,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
         aec::ForegroundSettings s;
         s.tapsPerChannel = taps;
         s.refineNoiseTolerance = tolerance;
-        s.probationSegments = s.refineProbationSegments = 7;   // a 4096-tap filter's before 2026-11-28
+        s.probationSegments = s.refineProbationSegments = 7;   // a 4096-tap filter's before 2026-11-27
         fg.prepare(s);
         const std::size_t half = n / 2;
         FixedWeights first(coarse), second(fine);
@@ -285,9 +285,10 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
 TEST_CASE("ForegroundEchoFilter refines a good foreground after one segment of probation", "[aec][twopath]")
 {
     // No noise: the foreground's weights are 25 dB off the path (good: it removes more than 20 dB), the
-    // background's 40 dB off. After five segments no worse a snapshot goes on probation, and is taken
-    // after one segment of it; held for seven (the probation of a 4096-tap filter before 2026-11-28) it
-    // is taken six segments later, while a far end that moves on (music's next chord) outdates it.
+    // background's 40 dB off. After two segments clearly better a snapshot goes on probation, and is
+    // taken after one segment of it (three in all); held for seven (the probation of a 4096-tap filter
+    // before 2026-11-27) it is taken six segments later, while a far end that moves on (music's next
+    // chord) outdates it.
     const int taps = 64, segment = 160, n = 40 * segment;
     const auto hd = test::randomSystem(taps, 61, 0.9);
     const auto xd = test::whiteNoise(n, 62, 0.1);
@@ -320,6 +321,6 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground after one segment of p
     CAPTURE(one, seven);
     CHECK(aec::ForegroundSettings{}.refineProbationSegments == 1);
     CHECK(one > 0);
-    CHECK(one <= 7);   // five segments no worse, then one of probation (the first decides after its end)
+    CHECK(one == 3);
     CHECK(seven == one + 6);
 }
