@@ -17,7 +17,6 @@ void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
     goodForeground_ = std::pow(10.0, -s.goodForegroundDb / 10.0);
     probationSegments_ = s.probationSegments > 0 ? s.probationSegments
                                                  : std::clamp((s.totalTaps() + 4 * s.segmentSamples - 1) / (4 * s.segmentSamples), 1, 2);
-    refineProbationSegments_ = s.refineProbationSegments;
     w_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
     candidate_.assign(static_cast<std::size_t>(s.totalTaps()), 0.0f);
     line_.assign(2 * static_cast<std::size_t>(s.totalTaps()), 0.0f);
@@ -154,9 +153,9 @@ void ForegroundEchoFilter::concludeProbation()
         // is outdated wherever the far end moves on, as music does).
         probeFg_ += segFg_;
         probeCandidate_ += segCandidate_;
-        const bool foregroundIsNoise = probeGood_ && atNoiseFloor && segFg_ <= 0.5 * segMic_;
+        const bool foregroundIsNoise = probeGood_ && atNoiseFloor && removesEcho();
         const bool worse = segCandidate_ > (foregroundIsNoise ? settings_.refineNoiseTolerance : 1.0) * segFg_;
-        if (worse || ++probed_ >= (probeRefines_ ? refineProbationSegments_ : probationSegments_)) {
+        if (worse || ++probed_ >= (probeRefines_ ? settings_.refineProbationSegments : probationSegments_)) {
             probing_ = false;
             const double needed = restarted_ ? below_ : probeGood_ ? settings_.refineWhenBelow : settings_.copyWhenLeavingMuchBelow;
             if (copying_ && !worse && probeCandidate_ <= needed * probeFg_) {
@@ -186,7 +185,7 @@ void ForegroundEchoFilter::decideSnapshot(CopyWeights&& copy)
         probeGood_ = good_;
         // A refinement: the foreground is good and removes echo (at least 3 dB: a foreground of zeros over
         // a steady echo is at its own noise floor, good by that test, and removes nothing).
-        probeRefines_ = good_ && segFg_ <= 0.5 * segMic_;
+        probeRefines_ = good_ && removesEcho();
         probed_ = 0;
         probeFg_ = probeCandidate_ = 0.0;
         better_ = refine_ = 0;

@@ -69,8 +69,8 @@ struct ForegroundSettings {
     // least one segment and at most two (1 up to 640 taps, 2 from 641 on).
     int probationSegments = 0;
     // ... where the foreground was good when the snapshot was taken and removed at least 3 dB of the
-    // microphone (a refinement): one segment. A held
-    // snapshot wears out wherever the far end moves into what it has not learnt. With music as the far
+    // microphone (a refinement): one segment. A held snapshot wears out wherever the far end moves into
+    // what it has not learnt. With music as the far
     // end (a few spectral lines at a time, a new chord every 2 s) the background re-learnt each chord's
     // lines within 50 to 100 ms while each snapshot, seven segments on probation at 4096 taps, was
     // outdated by the time it was taken, and the foreground trailed the background by 10 dB of steady ERLE
@@ -129,6 +129,8 @@ public:
     long rejectedCopies() const { return rejected_; }
 
 private:
+    // The segment's foreground output is at least 3 dB under the microphone: it removes echo.
+    bool removesEcho() const { return segFg_ <= 0.5 * segMic_; }
     // The output of weights w for the regressor of this sample.
     float filter(const std::vector<float>& w) const;
     // One sample: the far-end line, the foreground's (and a candidate's) error and the segment's energies
@@ -147,7 +149,7 @@ private:
     double segMic_ = 0.0, segFg_ = 0.0, segBg_ = 0.0, segCandidate_ = 0.0;
     double goodForeground_ = 0.01;
     double probeFg_ = 0.0, probeCandidate_ = 0.0;   // the probation's energies so far
-    int probationSegments_ = 1, refineProbationSegments_ = 1, probed_ = 0;
+    int probationSegments_ = 1, probed_ = 0;
     bool probeGood_ = false;   // the foreground was good when the probation began
     bool probeRefines_ = false;   // ... and removed echo: refineProbationSegments
     double floor_ = -1.0;   // the foreground's quietest segment energy (< 0: none yet)

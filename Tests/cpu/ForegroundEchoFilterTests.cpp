@@ -47,6 +47,17 @@ std::vector<float> offBy(const std::vector<double>& h, double db, std::uint32_t 
     return w;
 }
 
+// The microphone less the echo estimate of weights w on the far end x: a fixed filter's error.
+std::vector<float> errorOf(const std::vector<float>& mic, const std::vector<double>& x, const std::vector<float>& w)
+{
+    const std::vector<double> wd(w.begin(), w.end());
+    const auto y = test::convolve(std::span<const double>(x), std::span<const double>(wd));
+    std::vector<float> e(mic.size());
+    for (std::size_t i = 0; i < mic.size(); ++i)
+        e[i] = static_cast<float>(mic[i] - y[i]);
+    return e;
+}
+
 } // namespace
 
 TEST_CASE("ForegroundEchoFilter copies a better background and then cancels with its weights", "[aec][twopath]")
@@ -245,15 +256,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground whose output is the no
     std::vector<float> x(xd.begin(), xd.end()), mic(n), out(n);
     for (int i = 0; i < n; ++i)
         mic[i] = static_cast<float>(yd[i] + noise[i]);
-    auto errorOf = [&](const std::vector<float>& w) {
-        const std::vector<double> wd(w.begin(), w.end());
-        const auto y = test::convolve(std::span<const double>(xd), std::span<const double>(wd));
-        std::vector<float> e(n);
-        for (int i = 0; i < n; ++i)
-            e[i] = static_cast<float>(mic[i] - y[i]);
-        return e;
-    };
-    const std::vector<float> coarseError = errorOf(coarse), fineError = errorOf(fine);
+    const std::vector<float> coarseError = errorOf(mic, xd, coarse), fineError = errorOf(mic, xd, fine);
     auto run = [&](double tolerance) {
         aec::ForegroundEchoFilter fg;
         aec::ForegroundSettings s;
@@ -295,11 +298,7 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground after one segment of p
     const auto yd = test::convolve(std::span<const double>(xd), std::span<const double>(hd));
     const std::vector<float> coarse = offBy(hd, -25.0, 63), fine = offBy(hd, -40.0, 64);
     std::vector<float> x(xd.begin(), xd.end()), mic(yd.begin(), yd.end()), out(n);
-    const std::vector<double> fineD(fine.begin(), fine.end());
-    const auto fineEcho = test::convolve(std::span<const double>(xd), std::span<const double>(fineD));
-    std::vector<float> fineError(n);
-    for (int i = 0; i < n; ++i)
-        fineError[i] = static_cast<float>(yd[i] - fineEcho[i]);
+    const std::vector<float> fineError = errorOf(mic, xd, fine);
     auto segmentsToFine = [&](int refineProbation) {
         aec::ForegroundEchoFilter fg;
         aec::ForegroundSettings s;
@@ -320,7 +319,6 @@ TEST_CASE("ForegroundEchoFilter refines a good foreground after one segment of p
     const int one = segmentsToFine(aec::ForegroundSettings{}.refineProbationSegments), seven = segmentsToFine(7);
     CAPTURE(one, seven);
     CHECK(aec::ForegroundSettings{}.refineProbationSegments == 1);
-    CHECK(one > 0);
     CHECK(one == 3);
     CHECK(seven == one + 6);
 }

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <complex>
+#include <functional>
 #include <numbers>
 #include <stdexcept>
 
