@@ -69,7 +69,7 @@ __global__ void buildColumnsKernel(Geometry g, Buffers all, const float* history
     }
 }
 
-// The pieces of startBlock's two kernels (a thread per 4 x 4 tile of P: rows row0.., columns column..).
+// The pieces of startBlockKernel (a thread per 4 x 4 elements of P: rows row0.., columns column..).
 // trace(P0)'s partial sum of a diagonal tile, read from P (no update this block).
 __device__ void traceOfTile(const Geometry& g, const Buffers& b, int row0)
 {
@@ -146,37 +146,25 @@ __device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int col
     return true;
 }
 
-// One thread per 4 x 4 elements of P (4 rows, 4 consecutive columns): each z_l load serves 16 fused
-// multiply-adds. P has stride rows (the padding rows and columns stay zero: Z is zero there).
-__global__ void startBlockKernel(Geometry g, Buffers all, float invDelta)
-{
-    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
-    const int groups = g.stride / 4;
-    const std::size_t index = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const int row0 = static_cast<int>(index / static_cast<std::size_t>(groups)) * 4;
-    const int column = static_cast<int>(index % static_cast<std::size_t>(groups)) * 4;
-    if (row0 >= g.taps)
-        return;
-    float4 p[4];
-    float mu;
-    int count;
-    if (!startTile(g, b, row0, column, true, invDelta, p, mu, count))
-        return;
-#pragma unroll 4
-    for (int l = 0; l < count; ++l)
-        subtractOuter(p, *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, row0)),
-                      *reinterpret_cast<const float4*>(b.Z + at(l, g.stride, column)));
-    storeTile(g, b, p, mu, row0, column, row0 == column);
-}
-
-// startBlockKernel for batches: a block per 64 x 64 tile of P (a thread per 4 x 4, as there), the tile's
-// z rows and columns staged through shared memory 16 steps at a time, where startBlockKernel's threads
-// each read theirs from L1 (four times P's bytes at N = 512). Each element takes the same fused
-// multiply-adds in the same order, so P is the same to the bit.
+// The block's start: P = (P - sum_l z_l z_l^T) mu, the previous block's deferred update (or P = I / delta
+// on a restart), and trace(P0)'s parts. A block per 64 x 64 tile of P on or above the diagonal, a thread
+// per 4 x 4 elements of it (each z load from shared memory serves 16 fused multiply-adds), the tile's z
+// rows and columns staged through shared memory 16 steps at a time. Each tile is written twice: as itself
+// and, through shared memory, transposed into its mirror below the diagonal. Every element takes
+// fma(-z_il, z_jl, p) per step in the same order, and the product is symmetric in i and j, so the mirror
+// holds the bits its own computation would: P stays exactly symmetric, for half the multiply-adds and
+// three quarters of the traffic of the whole square (the lower tiles are written, not read). Blocks below
+// the diagonal return at once. Measured on an H100 against the whole square (a thread per 4 x 4 reading z
+// from L1 for one stream, these tiles for batches; Kernels/rls/NOTES.md run 18): samples/s at k = 64,
+// N = 2048 426 k -> 454 k, 4096 195 k -> 230 k, 8192 61 k -> 85 k; a batch of 256 at N = 512, k = 32
+// 7.97 M -> 8.51 M channel-samples/s; N = 1024 the same within 2 %.
 constexpr int kStartTile = 64, kStartSteps = 16;
-__global__ void __launch_bounds__(256) startBlockTiledKernel(Geometry g, Buffers all, float invDelta)
+__global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all, float invDelta)
 {
+    if (blockIdx.y > blockIdx.x)
+        return;
     __shared__ float4 zRows[kStartSteps][kStartTile / 4], zCols[kStartSteps][kStartTile / 4];
+    __shared__ float mirror[kStartTile][kStartTile + 1];
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     const int tx = static_cast<int>(threadIdx.x & 15), ty = static_cast<int>(threadIdx.x >> 4);
     const int tileRow = static_cast<int>(blockIdx.y) * kStartTile, tileColumn = static_cast<int>(blockIdx.x) * kStartTile;
@@ -187,8 +175,6 @@ __global__ void __launch_bounds__(256) startBlockTiledKernel(Geometry g, Buffers
     int count;
     if (!startTile(g, b, row0, column, inside, invDelta, p, mu, count))
         return; // the whole block: the flags are the stream's
-    // Thread t loads step t / 16's quad t % 16 of the tile's rows and of its columns (stride is a multiple of
-    // 64, so a tile is never cut).
     const int loadStep = static_cast<int>(threadIdx.x) / (kStartTile / 4), loadQuad = static_cast<int>(threadIdx.x) % (kStartTile / 4);
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int l0 = 0; l0 < count; l0 += kStartSteps) {
@@ -203,6 +189,27 @@ __global__ void __launch_bounds__(256) startBlockTiledKernel(Geometry g, Buffers
     }
     if (inside)
         storeTile(g, b, p, mu, row0, column, row0 == column);
+    if (blockIdx.x == blockIdx.y)
+        return; // a diagonal tile holds both of its triangles
+    // storeTile scaled p by mu where the thread is inside; a thread outside holds zeros (rows past the
+    // taps), which its mirror's padding columns hold too.
+    for (int r = 0; r < 4; ++r) {
+        const float* v = reinterpret_cast<const float*>(&p[r]);
+        for (int c = 0; c < 4; ++c)
+            mirror[4 * ty + r][4 * tx + c] = inside ? v[c] : 0.0f;
+    }
+    __syncthreads();
+    // Row tileColumn + i of P holds column i of the tile; 16 threads write one such row's 64 floats, a
+    // quad each. Rows whose quad starts at or past the taps are padding, never stored (as the tile's own
+    // rows past the taps).
+    for (int i = static_cast<int>(threadIdx.x) / 16; i < kStartTile; i += 16) {
+        const int row = tileColumn + i;
+        if (tileColumn + 4 * (i / 4) >= g.taps)
+            break;
+        const int q = static_cast<int>(threadIdx.x) % 16;
+        const float4 v = make_float4(mirror[4 * q][i], mirror[4 * q + 1][i], mirror[4 * q + 2][i], mirror[4 * q + 3][i]);
+        *reinterpret_cast<float4*>(b.P + at(row, g.stride, tileRow + 4 * q)) = v;
+    }
 }
 
 // V = P0 U for the steps [begin, begin + count): each warp takes kVRowsPerWarp (1 or 2) rows of P and up to
@@ -801,15 +808,9 @@ void buildColumns(const Geometry& g, const Buffers& b, const float* history, con
 
 void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream)
 {
-    if (g.streams > 1) {
-        const unsigned tiles = static_cast<unsigned>((g.stride + kStartTile - 1) / kStartTile);
-        const unsigned rowTiles = static_cast<unsigned>((g.taps + kStartTile - 1) / kStartTile);
-        startBlockTiledKernel<<<dim3(tiles, rowTiles, streams(g)), 256, 0, stream>>>(g, b, invDelta);
-        QUELL_CUDA_CHECK(cudaGetLastError());
-        return;
-    }
-    const std::size_t items = static_cast<std::size_t>((g.taps + 3) / 4) * static_cast<std::size_t>(g.stride / 4);
-    startBlockKernel<<<dim3(blocksFor(items, kThreads), 1, streams(g)), kThreads, 0, stream>>>(g, b, invDelta);
+    const unsigned tiles = static_cast<unsigned>(g.stride / kStartTile);
+    const unsigned rowTiles = static_cast<unsigned>((g.taps + kStartTile - 1) / kStartTile);
+    startBlockKernel<<<dim3(tiles, rowTiles, streams(g)), 256, 0, stream>>>(g, b, invDelta);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
