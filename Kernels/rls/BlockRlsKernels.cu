@@ -212,8 +212,8 @@ __global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all,
     }
 }
 
-// V = P0 U for the steps [begin, begin + count): each warp takes kVRowsPerWarp (1 or 2) rows of P and up to
-// kVSteps steps at a time, each lane summing its columns (4 lane + 128 h + 0..3) of every (row, step) in
+// V = P0 U for the steps [begin, begin + count): each of a block's kWarps warps takes kVRowsPerWarp (1, 2
+// or 4) rows of P and up to kVSteps steps at a time, each lane summing its columns (4 lane + 128 h + 0..3) of every (row, step) in
 // registers, with one warp sum per output at the end; U's columns pass through shared memory kVChunk at
 // a time. Each chunk's loads of P and of U are all issued before any is used (with 4 warps on a
 // multiprocessor, a load waited for one at a time costs a memory latency each), every load is 16
@@ -224,14 +224,14 @@ constexpr int kVSteps = 32;
 constexpr int kVChunk = 256;
 constexpr int kVQuads = kVChunk / 128; // float4 per lane and row in a chunk
 
-template <int kVRowsPerWarp>
-__global__ void __launch_bounds__(kVWarps * 32) computeVKernel(Geometry g, Buffers all, int begin, int count)
+template <int kVRowsPerWarp, int kWarps = kVWarps>
+__global__ void __launch_bounds__(kWarps * 32) computeVKernel(Geometry g, Buffers all, int begin, int count)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     __shared__ float4 tileU[kVSteps][kVChunk / 4];
-    constexpr int threads = kVWarps * 32, tileLoads = kVSteps * (kVChunk / 4) / threads;
+    constexpr int threads = kWarps * 32, tileLoads = kVSteps * (kVChunk / 4) / threads;
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
-    const int row0 = (static_cast<int>(blockIdx.x) * kVWarps + warp) * kVRowsPerWarp;
+    const int row0 = (static_cast<int>(blockIdx.x) * kWarps + warp) * kVRowsPerWarp;
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int j0 = 0; j0 < count; j0 += kVSteps) {
         const int steps = min(kVSteps, count - j0);
@@ -823,8 +823,12 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
     // a few blocks even at four rows takes four (N = 512, 256 streams: U's reads fall from 8 to 2 MiB a
     // stream). Measured on an H200, 2026-11-27 (quell-bench blockrls, single stream, samples/s, two rows
     // -> four): N = 1024 550 k -> 516 k, 2048 402 k -> 387 k, 4096 163 k -> 181 k, 8192 52.1 k -> 61.0 k at
-    // k = 32, the same pattern at k = 64. V is the same to the bit for every choice: a (row, step)'s sum
-    // runs in one order whatever the rows per warp.
+    // k = 32, the same pattern at k = 64. And one stream from 4096 taps takes eight warps a block, not
+    // four: each tile of U staged in shared memory serves 32 rows (H100, 2026-11-28, one call, samples/s at
+    // k = 32 / 64: N = 4096 200 k / 230 k -> 203 k / 236 k, 8192 73.4 k / 84.9 k -> 77.2 k / 90.6 k; at
+    // 1024 and 2048 taps it lost 6 to 10 %, and V at 64 steps a pass, P read once per block of 64, lost
+    // 5 to 45 % at k = 64: Kernels/rls/NOTES.md run 19). V is the same to the bit for every choice: a
+    // (row, step)'s sum runs in one order whatever the rows per warp and the warps per block.
     static const unsigned multiprocessors = [] {
         int device = 0, count = 0;
         QUELL_CUDA_CHECK(cudaGetDevice(&device));
@@ -834,7 +838,9 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
     const std::size_t taps = static_cast<std::size_t>(g.taps);
     const unsigned fourRowBlocks = blocksFor(taps, kVWarps * 4);
     const int count = end - begin;
-    if ((g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors) || (g.streams == 1 && g.taps >= 4096))
+    if (g.streams == 1 && g.taps >= 4096)
+        computeVKernel<4, 2 * kVWarps><<<dim3(blocksFor(taps, 2 * kVWarps * 4), 1, 1), 2 * kVWarps * 32, 0, stream>>>(g, b, begin, count);
+    else if (g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors)
         computeVKernel<4><<<dim3(fourRowBlocks, 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
     else if (g.taps >= 2048)
         computeVKernel<2><<<dim3(blocksFor(taps, kVWarps * 2), 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);
