@@ -23,8 +23,9 @@ public:
     // The linear, time-invariant front end the canceller applies to its microphone (Quell: a DC high-pass),
     // applied to the clean components too, so that output minus near end minus noise is exactly the echo
     // residual (for cancellers whose path from mic to output is otherwise linear).
-    // Quell only: the far-end delay it applied at the end of the last run (NaN for peers).
-    virtual double lastAlignedDelayMs() const { return std::nan(""); }
+    // Quell only: the far-end delay it found by the end of the last run, applied or left as the echo's lag
+    // within its taps (NaN for peers).
+    virtual double lastDelayFoundMs() const { return std::nan(""); }
     // Quell only: the adaptive filter's covariance re-initialisations by its numerical safeguard in the last
     // run (loss of positive definiteness, non-finite values; path-change restarts are not counted); -1 for peers.
     virtual long lastReinitialisations() const { return -1; }

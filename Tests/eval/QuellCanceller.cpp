@@ -54,14 +54,16 @@ public:
             aec.process(std::span(d).subspan(pos, n), std::span<const std::span<const float>>(refs, x.size()),
                         std::span(out).subspan(pos, n));
         }
-        lastDelayMs_ = 1000.0 * aec.alignedDelaySamples() / sampleRate;
+        // What the canceller found: the delay it applied, plus the echo's lag within the taps where a filter
+        // long enough to cover it left the far end where it was.
+        lastDelayMs_ = 1000.0 * (aec.alignedDelaySamples() + aec.echoLagSamples()) / sampleRate;
         lastReinits_ = static_cast<long>(aec.health().reinitialisations);
         out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(latency));
         return out;
     }
 
-    // The far-end delay Quell applied at the end of the last run.
-    double lastAlignedDelayMs() const override { return lastDelayMs_; }
+    // The far-end delay Quell found at the end of the last run (applied, and the echo's lag within the taps).
+    double lastDelayFoundMs() const override { return lastDelayMs_; }
     long lastReinitialisations() const override { return lastReinits_; }
 
     void frontEnd(std::vector<float>& signal, int sampleRate) const override

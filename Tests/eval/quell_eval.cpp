@@ -4,7 +4,7 @@
 //
 //   quell-eval --corpus DIR [canceller options] [--threads T] [--one-path]
 //              [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING]
-//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert] [--trace FILE]
+//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu]] [--trace FILE]
 //
 // The canceller options are quell-render's (--taps, --lambda, --backend, --filter, --suppression,
 // --no-comfort-noise, --distortion-model; Standalone/CancellerOptions.h), with this program's defaults:
@@ -29,6 +29,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -79,7 +80,7 @@ int measureLatency(EvalCanceller& c, int rate)
 
 std::optional<double> delayMs(const EvalCanceller& c)
 {
-    const double d = c.lastAlignedDelayMs();
+    const double d = c.lastDelayFoundMs();
     return std::isnan(d) ? std::nullopt : std::optional<double>(d);
 }
 
@@ -94,7 +95,7 @@ int main(int argc, char** argv)
         "quell-eval",
         "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
         "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
-        "                  [--markdown FILE] [--assert] [--trace FILE]",
+        "                  [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu]] [--trace FILE]",
         quell::standalone::ProgramOptions::versionLine("quell-eval"));
     cli.text("--corpus", "DIR", corpus, "the corpus quell-corpus wrote");
     cli.integer("--threads", "T", qo.settings.cpuThreads, 0, 256, "threads for the CPU RLS's row pass (0: automatic)");
@@ -105,6 +106,18 @@ int main(int argc, char** argv)
     cli.text("--markdown", "FILE", markdownPath, "the comparison tables (Quell beside the best peer)");
     cli.text("--trace", "FILE", tracePath, "every single-talk frame's ERLE");
     cli.flag("--assert", check, "check the targets CI asserts (Tests/eval/AssertedTargets.cpp)");
+    std::optional<TargetProfile> profile;
+    cli.option("--targets", "ci-rls|realtime-cpu",
+               "which targets --assert checks: the CI filter's (RLS at 256 taps) or the CPU's real-time filter's "
+               "(against the best peer); default: realtime-cpu for the Kalman filter and NLMS, else ci-rls",
+               [&profile](const std::string& v) {
+                   if (v == "ci-rls")
+                       profile = TargetProfile::CiRls;
+                   else if (v == "realtime-cpu")
+                       profile = TargetProfile::RealtimeCpu;
+                   else
+                       throw quell::io::UsageError("--targets: ci-rls or realtime-cpu, not '" + v + "'");
+               });
     cli.group("Ablations");
     cli.flag("--one-path", "no two-path foreground (the adaptive filter's output)", [&qo] { qo.settings.twoPath = false; });
     cli.flag("--downmix", "a stereo far end mixed to mono", [&qo] { qo.multichannel = false; });
@@ -219,14 +232,15 @@ int main(int argc, char** argv)
                                              {"reinitialisations", figure(reinit)},
                                              {"realTimeFactor", figure(took / seconds)}});
                 if (c->name() == "quell") {
-                    quellDelay = c->lastAlignedDelayMs();
+                    quellDelay = c->lastDelayFoundMs();
                     quellReinits = reinits;
                 }
             }
             const std::vector<ScenarioResult> scenarioResults(results.begin() + static_cast<std::ptrdiff_t>(first), results.end());
             if (check)
                 checkTargets(s.name, scenarioResults, quellDelay, s.bulkDelayMs, quellReinits, quellEarlier, failures,
-                             quell::aec::cpuOnly(qo.settings.filter) ? TargetProfile::RealtimeCpu : TargetProfile::CiRls);
+                             profile.value_or(quell::aec::cpuOnly(qo.settings.filter) ? TargetProfile::RealtimeCpu
+                                                                                          : TargetProfile::CiRls));
             for (const ScenarioResult& r : scenarioResults)
                 if (r.canceller == "quell")
                     quellEarlier[s.name] = r.figures;
@@ -245,7 +259,7 @@ int main(int argc, char** argv)
                  "frame; dt_snr = near end SNR of the output in double talk above 300 Hz;\n  alone_l = SNR lost by a lone "
                  "near end above 300 Hz;\n  nsnr_fit = near-end SNR after a 64-tap linear fit (above 300 Hz, where the near end "
                  "talks); loud_db = loudest 100 ms output frame over the mic's after 1 s\n  (loud_ch: within 0.5 s after a path "
-                 "change); reinit = Quell's covariance re-initialisations; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell applied at the end (its estimate less a 4 ms margin)\n";
+                 "change); reinit = Quell's covariance re-initialisations; x_rt = run time / signal time on this machine;\n  delay_ms = far-end delay Quell found at the end (its estimate less a 4 ms margin: the delay it applied, and the\n  echo's lag within the filter's taps where a long filter covers it without realigning)\n";
     for (const auto& c : cancellers)
         std::cout << "  " << c->name() << ": " << c->description() << "\n";
     if (!markdownPath.empty() && !(std::ofstream(markdownPath) << comparisonMarkdown(results))) {
