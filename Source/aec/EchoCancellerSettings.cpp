@@ -13,8 +13,12 @@ double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels
     if (settings.lambda != 0.0)
         return settings.lambda;
     // (taps 0, automatic, is resolved by the filter plan; before that the 64 ms choice's memory stands.)
-    const double memory = std::max(10000.0, 10.0 * settings.taps * farEndChannels);
-    return 1.0 - 1.0 / memory;
+    return automaticLambda(settings.taps * farEndChannels);
+}
+
+double automaticLambda(int totalTaps)
+{
+    return 1.0 - 1.0 / std::max(10000.0, 10.0 * totalTaps);
 }
 
 double effectiveDelta(const EchoCancellerSettings& settings, int totalTaps)
