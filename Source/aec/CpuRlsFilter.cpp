@@ -3,7 +3,6 @@
 #include <string>
 
 #include "aec/CpuFilterAdapter.h"
-#include "aec/EchoCancellerSettings.h"
 #include "dsp/FastRls.h"
 
 namespace quell::aec {
@@ -53,8 +52,8 @@ public:
 // half: the pair costs 1.25 times the filter alone instead of 1.5 (9 N multiply-adds a sample each), and
 // with 2048 beside it quell-live on JACK's dummy driver at 1024 frames (the 2-core development machine)
 // took 5.4 to 5.6 ms a block at p99 in half its runs, over the test's quarter of the 21.3 ms period
-// (with 1024: 4.4 ms). The lead changes only every kSegment samples counted from the start, so the
-// output does not depend on how the signal is split into calls.
+// (with 1024: 4.4 ms). The lead changes only every segmentSamples samples counted from the start, so the output does
+// not depend on how the signal is split into calls.
 class CpuFastRlsPair final : public LinearEchoFilter {
 public:
     static constexpr std::size_t kSegment = 160;   // 10 ms at 16 kHz
@@ -126,14 +125,16 @@ public:
         return long_.description() + " (" + std::to_string(short_.taps()) + " beside it)";
     }
     bool onGpu() const override { return false; }
+    // Whether the shorter filter makes the output now.
+    bool shortLeads() const { return shortLeads_; }
 
 private:
     static dsp::RlsSettings companionSettings(const dsp::RlsSettings& settings)
     {
         dsp::RlsSettings s = settings;
         s.tapsPerChannel = fastRlsCompanionTaps(settings.tapsPerChannel);
-        // The automatic memory at its own length, whatever the longer filter's.
-        s.lambda = automaticLambda(s.tapsPerChannel);
+        // The automatic memory at its own length (EchoCancellerSettings: 10 x the taps, at least 10000).
+        s.lambda = 1.0 - 1.0 / std::max(10000.0, 10.0 * s.tapsPerChannel);
         return s;
     }
 

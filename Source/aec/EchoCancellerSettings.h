@@ -102,11 +102,8 @@ inline constexpr int kCancellerRate = 16000;
 inline constexpr int segmentSamples(int sampleRate) { return std::max(1, sampleRate / 100); }
 
 // The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
-// (automaticLambda of taps x far-end channels).
+// (memory max(10000, 10 x taps x far-end channels) samples).
 double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels);
-// The automatic forgetting factor of an RLS of `totalTaps` (all far-end channels): a memory of
-// max(10000, 10 x totalTaps) samples.
-double automaticLambda(int totalTaps);
 // delta, or with 0 the automatic value for a filter of `totalTaps` taps (all far-end channels).
 double effectiveDelta(const EchoCancellerSettings& settings, int totalTaps);
 
