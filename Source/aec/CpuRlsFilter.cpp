@@ -37,22 +37,21 @@ public:
     std::string description() const override { return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps"; }
 };
 
-// One far-end channel at 4096 taps or more: the fast RLS of that length with one of a quarter of the
-// length beside it, on the same samples, and whichever has had the lower error over the last 10 ms leads (its
+// One far-end channel at 2048 taps or more: the fast RLS of that length with one of half the length
+// beside it, on the same samples, and whichever has had the lower error over the last 10 ms leads (its
 // error is the output, its weights are the ones copied) until the other's falls under 0.8 of it. Why:
 // least squares over n samples leaves the noise's error in the weights in proportion to taps / n, so a
 // 4096-tap filter needs four times the samples of a 1024-tap one to fit a path to the same depth, and
 // until then the shorter filter cancels more; once the longer one has learnt the room's tail it leads.
 // Measured (physical corpus, CPU defaults: 4096 taps, the 33 mono files with echo, mean steady ERLE /
 // mean near-end SNR after the fit of the 9 double-talk files): alone 30.26 / 32.58 dB; with 1024 beside
-// it 30.44 / 32.58 (speech at 10 dB echo-to-noise 16.1 -> 18.1, white and pink noise there 21.2 -> 22.0
-// and 21.0 -> 22.0); with 2048 30.94 / 32.71. Short corpus (5 s files, 14 ms paths), near SNR after the
-// fit in double talk that starts 2.7 s into the call (echo as loud / 6 dB quieter / 6 dB louder): alone
-// 20.2 / 39.2 / 22.7, with 1024 42.7 / 47.1 / 37.6, with 2048 26.0 / 41.8 / 32.3. A quarter and not a
-// half: the pair costs 1.25 times the filter alone instead of 1.5 (9 N multiply-adds a sample each), and
-// with 2048 beside it quell-live on JACK's dummy driver at 1024 frames (the 2-core development machine)
-// took 5.4 to 5.6 ms a block at p99 in half its runs, over the test's quarter of the 21.3 ms period
-// (with 1024: 4.4 ms). The lead changes only every segmentSamples samples counted from the start, so the output does
+// it 30.44 / 32.58; with 2048 30.95 / 32.78 (speech at 10 dB echo-to-noise 16.1 -> 17.8 and 17.2 -> 18.6,
+// white and pink noise there 21.2 -> 22.8 and 21.0 -> 22.7, its double talk 14.9 -> 18.8, a 150 ms
+// delay 28.2 -> 33.0; the distorting loudspeaker at 18 dB 28.4 -> 27.4 the largest loss). Short corpus
+// (5 s files, 14 ms paths), near SNR after the fit in double talk that starts 2.7 s into the call
+// (echo as loud / 6 dB quieter / 6 dB louder): alone 20.2 / 39.2 / 22.7, with 2048 26.0 / 41.8 / 32.3,
+// with 1024 42.7 / 47.1 / 37.6. The pair costs 1.5 times the filter alone (9 N multiply-adds a sample
+// each). The lead changes only every segmentSamples samples counted from the start, so the output does
 // not depend on how the signal is split into calls.
 class CpuFastRlsPair final : public LinearEchoFilter {
 public:
@@ -149,7 +148,7 @@ private:
 
 int fastRlsCompanionTaps(int taps)
 {
-    return taps >= 4096 ? taps / 4 : 0;
+    return taps >= 2048 ? taps / 2 : 0;
 }
 
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads)
