@@ -74,11 +74,7 @@ public:
 // The filters, as a FilterPlan (FilterPlan.h) describes them; the plan has checked the settings.
 // RLS on the CPU: one far-end channel as dsp::FastRls (float64, O(N) per sample), several as float32
 // dsp::Rls. threads: as dsp::Rls::setWorkerThreads (0 = automatic; the fast RLS runs on the caller's).
-// One far-end channel from 2048 taps on: two fast RLS filters, the length asked for and
-// fastRlsCompanionTaps() of it beside it, the one with the lower error leading (CpuRlsFilter.cpp says why).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
-// The companion's length for a mono fast RLS of `taps` (half, from 2048 taps on), or 0 for none.
-int fastRlsCompanionTaps(int taps);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
 // float32 NLMS on the CPU, one far-end channel.
