@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dsp/FastRls.h"
 
+#include "dsp/FastRlsKernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -30,10 +32,12 @@ void FastRls::prepare(const RlsSettings& settings)
     silenceEnergy_ = settings.silenceFloor * double(taps_);
     farEnd_.assign(2 * (taps_ + 1), 0.0);
     predictorFarEnd_.assign(2 * (taps_ + 1), 0.0);
-    forward_.assign(taps_, 0.0);
+    for (int b = 0; b < 2; ++b) {
+        forwardStore_[b].assign(taps_ + 1, 0.0);
+        forwardStore_[b][0] = -1.0;
+        gainStore_[b].assign(taps_ + 1, 0.0);
+    }
     backward_.assign(taps_, 0.0);
-    gain_.assign(taps_, 0.0);
-    nextGain_.assign(taps_, 0.0);
     w_.assign(taps_, 0.0);
     weightsOut_.assign(taps_, 0.0f);
     reset();
@@ -48,6 +52,7 @@ void FastRls::reset()
     windowEnergy_ = 0.0;
     pausedRun_ = 0;
     health_ = {};
+    stepPending_ = false;
     restartPredictors();
 }
 
@@ -57,9 +62,12 @@ void FastRls::restartPredictors()
     // far end was silent before it, as a host's leading silence differs from a file's.)
     ditherState_ = 1;
     std::fill(predictorFarEnd_.begin(), predictorFarEnd_.end(), 0.0);
-    std::fill(forward_.begin(), forward_.end(), 0.0);
+    applyPendingStep();
+    for (int b = 0; b < 2; ++b) {
+        std::fill(forwardStore_[b].begin() + 1, forwardStore_[b].end(), 0.0);
+        std::fill(gainStore_[b].begin() + 1, gainStore_[b].end(), 0.0);
+    }
     std::fill(backward_.begin(), backward_.end(), 0.0);
-    std::fill(gain_.begin(), gain_.end(), 0.0);
     forwardEnergy_ = epsilon_;
     backwardEnergy_ = epsilon_ * std::pow(lambda_, -double(taps_));
     conversion_ = 1.0;
@@ -83,8 +91,16 @@ void FastRls::process(std::span<const float> mic, std::span<const float> ref, st
         }
         out[n] = static_cast<float>(processSample(d, x));
     }
+    applyPendingStep();
     for (std::size_t i = 0; i < taps_; ++i)
         weightsOut_[i] = static_cast<float>(w_[i]);
+}
+
+void FastRls::applyPendingStep()
+{
+    if (stepPending_)
+        detail::fastRlsApplyStep(w_.data(), gain(), pendingStep_, taps_);
+    stepPending_ = false;
 }
 
 double FastRls::processSample(double d, double x)
@@ -118,13 +134,14 @@ double FastRls::processSample(double d, double x)
     predictorFarEnd_[pos_] = predictorFarEnd_[pos_ + R] = x + dither;
     const double* v = &predictorFarEnd_[pos_];   // the predictors' view of the same
 
-    // A-priori errors: forward and backward prediction, and the filter's (its output).
-    double forwardDot = 0.0, backwardDot = 0.0, echo = 0.0;
-    for (std::size_t i = 0; i < N; ++i) {
-        forwardDot += forward_[i] * v[i + 1];
-        backwardDot += backward_[i] * v[i];
-        echo += w_[i] * u[i];
-    }
+    // A-priori errors: forward and backward prediction, and the filter's (its output), with the last
+    // sample's weight update made first in the same pass.
+    double* const forwardNow = forward();
+    double* const gainNow = gain();
+    const detail::FastRlsDots dots = detail::fastRlsDots(forwardNow, backward_.data(), w_.data(), gainNow, pendingStep_,
+                                                         stepPending_, v, u, N);
+    stepPending_ = false;
+    const double forwardDot = dots.forward, backwardDot = dots.backward, echo = dots.echo;
     const double e = d - echo;
     // What the weights learn from: until the predictors' view has filled, the error of that view (see
     // the header); from then on it differs from the far end by the dither only.
@@ -141,7 +158,7 @@ double FastRls::processSample(double d, double x)
     // Forward step: the extended gain [c; gain - forward c] and the forward energy.
     const double forwardError = v[0] - forwardDot;
     const double c = forwardError / (lambda * forwardEnergy_);
-    const double extendedLast = gain_[N - 1] - forward_[N - 1] * c;
+    const double extendedLast = gainNow[N - 1] - forwardNow[N - 1] * c;
     const double extendedConversion = 1.0 / (1.0 / conversion_ + c * forwardError);
     forwardEnergy_ = 1.0 / (1.0 / (forwardEnergy_ * lambda) - extendedConversion * c * c);
     const double forwardPosterior = forwardError * conversion_;
@@ -157,16 +174,11 @@ double FastRls::processSample(double d, double x)
     const double backwardStep = backward1 * backwardConversion;
 
     // The next gain, and both predictors updated (the forward one with the old gain).
-    nextGain_[0] = c + extendedLast * backward_[0];
-    for (std::size_t i = 1; i < N; ++i)
-        nextGain_[i] = gain_[i - 1] - forward_[i - 1] * c + extendedLast * backward_[i];
-    double gainDot = 0.0;
-    for (std::size_t i = 0; i < N; ++i) {
-        forward_[i] += gain_[i] * forwardPosterior;
-        backward_[i] += nextGain_[i] * backwardStep;
-        gainDot += nextGain_[i] * v[i];
-    }
-    gain_.swap(nextGain_);
+    const int next = 1 - current_;
+    const double gainDot = detail::fastRlsPredictorUpdate(gainNow, forwardNow, forwardStore_[next].data() + 1,
+                                                          backward_.data(), gainStore_[next].data() + 1, v, c,
+                                                          extendedLast, forwardPosterior, backwardStep, N);
+    current_ = next;
     conversion_ = 1.0 / (1.0 + gainDot);
 
     const bool healthy = std::isfinite(conversion_) && conversion_ > 0.0 && conversion_ <= 1.0 + kConversionSlack && forwardEnergy_ > 0.0
@@ -182,9 +194,8 @@ double FastRls::processSample(double d, double x)
         return e;
     }
     adaptedRun_ = std::min(adaptedRun_ + 1, kAdaptedRunCap);
-    const double k = learnt * conversion_;
-    for (std::size_t i = 0; i < N; ++i)
-        w_[i] += gain_[i] * k;
+    pendingStep_ = learnt * conversion_;
+    stepPending_ = true;
     return e;
 }
 

@@ -82,6 +82,7 @@ public:
 private:
     double processSample(double d, double x);
     void restartPredictors();
+    void applyPendingStep();
 
     RlsSettings settings_{};
     std::size_t taps_ = 0;
@@ -91,8 +92,16 @@ private:
     std::vector<double> farEnd_, predictorFarEnd_;
     std::size_t pos_ = 0;
     double windowEnergy_ = 0.0;               // sum of x^2 over the last N samples
-    // Forward and backward predictors, the gain P(n-1) u(n) / lambda and its next value, the weights.
-    std::vector<double> forward_, backward_, gain_, nextGain_, w_;
+    // The forward predictor and the gain P(n-1) u(n) / lambda, each with its next value (two buffers that
+    // swap), stored one element in: element -1 holds -1 and 0, which folds the gain's first element into
+    // the loop that makes the others (detail::fastRlsPredictorUpdate). The backward predictor, the weights.
+    std::vector<double> forwardStore_[2], gainStore_[2], backward_, w_;
+    int current_ = 0;                          // which of the two stores holds the forward predictor and gain now
+    double* forward() { return forwardStore_[current_].data() + 1; }
+    double* gain() { return gainStore_[current_].data() + 1; }
+    // The last sample's weight update w += gain pendingStep_, made in the next sample's first pass.
+    double pendingStep_ = 0.0;
+    bool stepPending_ = false;
     double forwardEnergy_ = 0.0, backwardEnergy_ = 0.0, conversion_ = 1.0;
     unsigned ditherState_ = 1;
     bool adapting_ = true;

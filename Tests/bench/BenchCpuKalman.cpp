@@ -23,6 +23,8 @@
 
 #include "BenchRegistry.h"
 #include "BenchReport.h"
+#include "BenchSignals.h"
+#include "FastestNs.h"
 #include "Percentile.h"
 #include "dsp/Fft.h"
 #include "dsp/Pbfdkf.h"
@@ -38,21 +40,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using quell::bench::fastestNs;
 using quell::bench::percentile;
-
-// The fastest of `repeats` timings of `runs` calls of fn, per call, in ns.
-template <typename Fn>
-double fastestNs(int repeats, int runs, Fn&& fn)
-{
-    double best = 1e300;
-    for (int r = 0; r < repeats; ++r) {
-        const auto t0 = Clock::now();
-        for (int i = 0; i < runs; ++i)
-            fn();
-        best = std::min(best, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / runs);
-    }
-    return best;
-}
 
 } // namespace
 
@@ -147,14 +136,9 @@ QUELL_BENCH_COMMAND(cpukalman, "CPU Kalman filter and its FFTs on one core: frac
         kalman.prepare(settings);
         const double seconds = args.quick ? 2.0 : 10.0;
         const std::size_t n = static_cast<std::size_t>(seconds * k.rate) / static_cast<std::size_t>(k.call) * static_cast<std::size_t>(k.call);
-        // A far end of coloured noise and its echo through a decaying path: the filter's work does not
-        // depend on the content, but its adaptation must run (an active far end).
-        std::vector<float> x(n), d(n), e(n);
-        float y1 = 0.0f;
-        for (auto& v : x)
-            v = y1 = 0.9f * y1 + g(rng);
-        for (std::size_t i = 0; i < n; ++i)
-            d[i] = 0.5f * x[i] + (i >= 40 ? 0.3f * x[i - 40] : 0.0f) + 1e-4f * g(rng);
+        const quell::bench::ColouredEcho echo = quell::bench::colouredEcho(n, 7u);
+        const std::vector<float>&x = echo.x, &d = echo.d;
+        std::vector<float> e(n);
         std::vector<double> callUs;
         for (std::size_t at = 0; at < n; at += static_cast<std::size_t>(k.call)) {
             const std::size_t len = static_cast<std::size_t>(k.call);
