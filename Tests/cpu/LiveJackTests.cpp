@@ -107,7 +107,11 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver, its blocks processed in 
     // 128 and 256 samples is measured on real hardware by quell-bench engine. Even at 21 ms such a
     // machine now and then seems to stall a whole period (CI on a clean clone of 63b7800 saw 2 late
     // blocks of 469 with processing at 2-3 ms a block; 5 runs here had none): what the engine answers for is its processing time,
-    // asserted at the 99th percentile, and late blocks that stay rare (at most 1%).
+    // asserted at the 99th percentile, and late blocks that stay rare (at most 1%). The bound is the CPU
+    // filter choice's own: a filter is taken where it fits half a core less 20 % headroom
+    // (chooseRealtimeCpuFilter), so the block's processing, the other stages included, must stay under half
+    // the period. (A quarter, asserted before, was stricter than that choice: CI on a slower machine
+    // failed it at 5.9 ms while the filter used 0.16 of a core.)
     Dir dir;
     DummyJackServer jack(dir.path, 48000, 1024);
     REQUIRE(jack.ready()); // jackd2 is installed by .ci/setup
@@ -125,7 +129,7 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver, its blocks processed in 
     CHECK(blocks >= 460); // 10 s of 1024-sample callbacks at 48 kHz: 468.75
     CHECK(late * 100 <= blocks);
     REQUIRE(std::regex_search(out, m, std::regex("p99 ([0-9]+) us")));
-    CHECK(std::stol(m[1].str()) < 1024 * 1000000L / 48000 / 4); // a quarter of the 21.3 ms period
+    CHECK(std::stol(m[1].str()) < 1024 * 1000000L / 48000 / 2); // half the 21.3 ms period
     CHECK_THAT(out, !Catch::Contains("ALSA lib"));   // the device scan's noise stays out of the user's way
     const quell::io::AudioData a = quell::io::readAudio(rec);
     CHECK(a.format.sampleRate == 48000);
