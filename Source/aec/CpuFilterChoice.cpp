@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "aec/LinearEchoFilter.h"
 #include "dsp/FastRls.h"
 #include "dsp/Pbfdkf.h"
 #include "dsp/Rls.h"
@@ -44,14 +45,21 @@ double measureRlsSecondsPerSample(int taps, int channels)
 {
     dsp::RlsSettings s;
     if (channels == 1) {
-        // The fast RLS: O(N) per sample, 20 ms of 16 kHz audio per run.
-        s.tapsPerChannel = taps;
-        dsp::FastRls fast;
-        fast.prepare(s);
+        // The fast RLS: O(N) per sample, 20 ms of 16 kHz audio per run; and the shorter ones beside it
+        // where there are some (makeCpuRlsFilter).
         const std::size_t n = 320;
         const std::vector<float> x = noise(n, 1), d = noise(n, 2);
         std::vector<float> e(n);
-        return fastestSeconds(3, [&] { fast.process(d, x, e); }) / static_cast<double>(n);
+        std::vector<int> lengths = fastRlsCompanionTaps(taps);
+        lengths.push_back(taps);
+        double seconds = 0.0;
+        for (const int length : lengths) {
+            s.tapsPerChannel = length;
+            dsp::FastRls fast;
+            fast.prepare(s);
+            seconds += fastestSeconds(3, [&] { fast.process(d, x, e); });
+        }
+        return seconds / static_cast<double>(n);
     }
     s.tapsPerChannel = taps * channels;   // (one channel of the whole length: the cost is the same)
     dsp::Rls<float> rls;

@@ -74,7 +74,12 @@ public:
 // The filters, as a FilterPlan (FilterPlan.h) describes them; the plan has checked the settings.
 // RLS on the CPU: one far-end channel as dsp::FastRls (float64, O(N) per sample), several as float32
 // dsp::Rls. threads: as dsp::Rls::setWorkerThreads (0 = automatic; the fast RLS runs on the caller's).
+// One far-end channel from 2048 taps on: fast RLS filters of the length asked for and of
+// fastRlsCompanionTaps() beside it, the one with the lowest error leading (CpuRlsFilter.cpp says why).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
+// The shorter fast RLS filters beside a mono one of `taps`: a half and a quarter of it from 2048 taps on,
+// none below.
+std::vector<int> fastRlsCompanionTaps(int taps);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
 // float32 NLMS on the CPU, one far-end channel.

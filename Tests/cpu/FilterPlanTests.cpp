@@ -138,7 +138,7 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         CHECK(r.plan.engine == FilterEngine::CpuRls);
         CHECK(r.plan.tapsPerChannel() == 4096);
         CHECK_THAT(r.plan.choice, Catch::Contains("of a core") && Catch::Contains("256 ms"));
-        CHECK(aec::makeLinearFilter(r.plan)->description() == "CPU float64 fast RLS, 4096 taps");
+        CHECK(aec::makeLinearFilter(r.plan)->description() == "CPU float64 fast RLS, 4096 taps (2048 and 1024 beside it)");
     }
     SECTION("an automatic filter and length offline is the fast RLS at 256 ms too, and so is RLS asked for; "
             "the Kalman filter asked for is 256 ms")

@@ -4,7 +4,7 @@
 //
 //   quell-eval --corpus DIR [canceller options] [--threads T] [--one-path]
 //              [--downmix] [--no-restart] [--no-drift] [--only SUBSTRING]
-//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu]] [--trace FILE]
+//              [--exclude SUBSTRING] [--no-peers] [--json FILE] [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu|cpu-defaults]] [--trace FILE]
 //
 // The canceller options are quell-render's (--taps, --lambda, --backend, --filter, --suppression,
 // --no-comfort-noise, --distortion-model; Standalone/CancellerOptions.h), with this program's defaults:
@@ -95,7 +95,7 @@ int main(int argc, char** argv)
         "quell-eval",
         "usage: quell-eval --corpus DIR [canceller options] [--threads T] [--one-path] [--downmix] [--no-restart]\n"
         "                  [--no-drift] [--only SUBSTRING] [--exclude SUBSTRING] [--no-peers] [--json FILE]\n"
-        "                  [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu]] [--trace FILE]",
+        "                  [--markdown FILE] [--assert [--targets ci-rls|realtime-cpu|cpu-defaults]] [--trace FILE]",
         quell::standalone::ProgramOptions::versionLine("quell-eval"));
     cli.text("--corpus", "DIR", corpus, "the corpus quell-corpus wrote");
     cli.integer("--threads", "T", qo.settings.cpuThreads, 0, 256, "threads for the CPU RLS's row pass (0: automatic)");
@@ -107,16 +107,19 @@ int main(int argc, char** argv)
     cli.text("--trace", "FILE", tracePath, "every single-talk frame's ERLE");
     cli.flag("--assert", check, "check the targets CI asserts (Tests/eval/AssertedTargets.cpp)");
     std::optional<TargetProfile> profile;
-    cli.option("--targets", "ci-rls|realtime-cpu",
-               "which targets --assert checks: the CI filter's (RLS at 256 taps) or the CPU's real-time filter's "
-               "(against the best peer); default: realtime-cpu for the Kalman filter and NLMS, else ci-rls",
+    cli.option("--targets", "ci-rls|realtime-cpu|cpu-defaults",
+               "which targets --assert checks: the CI filter's (RLS at 256 taps), the CPU's real-time filter's "
+               "(against the best peer), or the CPU defaults' (those and the near end in double talk); default: "
+               "realtime-cpu for the Kalman filter and NLMS, else ci-rls",
                [&profile](const std::string& v) {
                    if (v == "ci-rls")
                        profile = TargetProfile::CiRls;
                    else if (v == "realtime-cpu")
                        profile = TargetProfile::RealtimeCpu;
+                   else if (v == "cpu-defaults")
+                       profile = TargetProfile::CpuDefaults;
                    else
-                       throw quell::io::UsageError("--targets: ci-rls or realtime-cpu, not '" + v + "'");
+                       throw quell::io::UsageError("--targets: ci-rls, realtime-cpu or cpu-defaults, not '" + v + "'");
                });
     cli.group("Ablations");
     cli.flag("--one-path", "no two-path foreground (the adaptive filter's output)", [&qo] { qo.settings.twoPath = false; });

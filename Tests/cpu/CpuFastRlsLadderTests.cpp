@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The CPU's mono RLS from 2048 taps on: the fast RLS with ones of a half and a quarter of its length
+// beside it (makeCpuRlsFilter, Source/aec/CpuRlsFilter.cpp), checked against the long filter alone.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "aec/LinearEchoFilter.h"
+#include "dsp/FastRls.h"
+#include "support/RealtimeProbe.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+struct Echo {
+    std::vector<float> x, d;
+};
+
+// A white far end through a random decaying path of `pathTaps`, with white noise `enrDb` under the echo.
+Echo makeEcho(std::size_t samples, std::size_t pathTaps, double decay, double enrDb, std::uint32_t seed)
+{
+    const auto x = test::whiteNoise(samples, seed, 0.1);
+    const auto h = test::randomSystem(pathTaps, seed + 1, decay);
+    auto d = test::convolve(x, h);
+    double echo = 0.0;
+    for (const double v : d)
+        echo += v * v;
+    const auto v = test::whiteNoise(samples, seed + 2, std::sqrt(echo / static_cast<double>(samples)) * std::pow(10.0, -enrDb / 20.0));
+    for (std::size_t i = 0; i < samples; ++i)
+        d[i] += v[i];
+    return {test::cast<float>(x), test::cast<float>(d)};
+}
+
+dsp::RlsSettings settingsFor(int taps)
+{
+    dsp::RlsSettings s;
+    s.tapsPerChannel = taps;
+    s.lambda = 1.0 - 1.0 / (10.0 * taps);
+    return s;
+}
+
+double energy(const std::vector<float>& e, std::size_t from, std::size_t to)
+{
+    double sum = 0.0;
+    for (std::size_t i = from; i < to; ++i)
+        sum += double(e[i]) * e[i];
+    return sum;
+}
+
+std::vector<float> runLadder(aec::LinearEchoFilter& f, const Echo& c)
+{
+    std::vector<float> e(c.d.size());
+    f.process(c.d, c.x, e);
+    return e;
+}
+
+std::vector<float> runAlone(const dsp::RlsSettings& s, const Echo& c, std::vector<float>* weights = nullptr)
+{
+    dsp::FastRls f;
+    f.prepare(s);
+    std::vector<float> e(c.d.size());
+    f.process(c.d, c.x, e);
+    if (weights)
+        *weights = std::vector<float>(f.weights().begin(), f.weights().end());
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("a mono CPU RLS from 2048 taps on runs fast RLS filters of a half and a quarter of the length beside it",
+          "[fastrls-ladder]")
+{
+    CHECK(aec::fastRlsCompanionTaps(1024).empty());
+    CHECK(aec::fastRlsCompanionTaps(2047).empty());
+    CHECK(aec::fastRlsCompanionTaps(2048) == std::vector<int>{1024, 512});
+    CHECK(aec::fastRlsCompanionTaps(4096) == std::vector<int>{2048, 1024});
+    CHECK(aec::makeCpuRlsFilter(settingsFor(1024))->description() == "CPU float64 fast RLS, 1024 taps");
+    CHECK(aec::makeCpuRlsFilter(settingsFor(4096))->description() == "CPU float64 fast RLS, 4096 taps (2048 and 1024 beside it)");
+    const auto ladder = aec::makeCpuRlsFilter(settingsFor(2048));
+    CHECK(ladder->description() == "CPU float64 fast RLS, 2048 taps (1024 and 512 beside it)");
+    CHECK(ladder->taps() == 2048);
+    CHECK(ladder->weights().size() == 2048);
+}
+
+TEST_CASE("a shorter filter leads while the longer one has too few samples for its taps", "[fastrls-ladder]")
+{
+    // 10 dB of noise under the echo of a 300-tap path: least squares over n samples leaves about taps / n
+    // of the noise in the error, so from 0.25 to 1 s the 1024- and 512-tap filters are ahead of the 2048-tap one.
+    const Echo c = makeEcho(16000, 300, 60.0, 10.0, 41u);
+    const auto ladder = aec::makeCpuRlsFilter(settingsFor(2048));
+    const std::vector<float> eLadder = runLadder(*ladder, c), eAlone = runAlone(settingsFor(2048), c);
+    const double gainDb = 10.0 * std::log10(energy(eAlone, 4000, 16000) / energy(eLadder, 4000, 16000));
+    INFO("error of the 2048-tap filter alone over the three filters', 0.25 to 1 s: " << gainDb << " dB");
+    CHECK(gainDb > 0.5);
+}
+
+TEST_CASE("the longest filter leads once it has learnt a path the shorter ones cannot hold", "[fastrls-ladder]")
+{
+    // A path of 1800 taps with a slow decay: the shorter filters cannot model its tail. After 5 s the ladder's
+    // output is the 2048-tap filter's, sample for sample, and so are its weights.
+    const Echo c = makeEcho(96000, 1800, 900.0, 40.0, 7u);
+    const auto ladder = aec::makeCpuRlsFilter(settingsFor(2048));
+    std::vector<float> wAlone;
+    const std::vector<float> eLadder = runLadder(*ladder, c), eAlone = runAlone(settingsFor(2048), c, &wAlone);
+    const std::size_t last = c.d.size() - 16000;
+    std::size_t different = 0;
+    for (std::size_t i = last; i < c.d.size(); ++i)
+        different += eLadder[i] != eAlone[i];
+    CHECK(different == 0);
+    CHECK(ladder->weights() == wAlone);
+    const double reductionDb = 10.0 * std::log10(energy(c.d, last, c.d.size()) / energy(eLadder, last, c.d.size()));
+    CHECK(reductionDb > 25.0);
+}
+
+TEST_CASE("the three filters' output does not depend on how the signal is split into calls, and it does not allocate",
+          "[fastrls-ladder]")
+{
+    const Echo c = makeEcho(12000, 500, 120.0, 15.0, 3u);
+    const auto whole = aec::makeCpuRlsFilter(settingsFor(2048));
+    const std::vector<float> eWhole = runLadder(*whole, c);
+
+    const auto split = aec::makeCpuRlsFilter(settingsFor(2048));
+    std::vector<float> eSplit(c.d.size());
+    const std::size_t sizes[] = {1, 7, 160, 333, 59, 1000};
+    test::resetRealtimeViolations();
+    {
+        test::RealtimeProbe probe;
+        for (std::size_t at = 0, k = 0; at < c.d.size(); ++k) {
+            const std::size_t n = std::min(sizes[k % std::size(sizes)], c.d.size() - at);
+            split->process(std::span(c.d).subspan(at, n), std::span(c.x).subspan(at, n), std::span(eSplit).subspan(at, n));
+            at += n;
+        }
+    }
+    CHECK(test::realtimeViolations().allocations == 0);
+    CHECK(test::realtimeViolations().locks == 0);
+    CHECK(eSplit == eWhole);
+    CHECK(split->weights() == whole->weights());
+}
