@@ -115,6 +115,42 @@ TEST_CASE("the longest filter leads once it has learnt a path the shorter ones c
     CHECK(reductionDb > 25.0);
 }
 
+TEST_CASE("after a path change under loud noise the shorter filters lead, then the longest takes the lead back",
+          "[fastrls-ladder]")
+{
+    // 3 s of a short path with little noise; then 10 s of a path whose tail beyond 1024 taps is 20 dB under
+    // the echo, with noise 10 dB under it, so that every filter's error is mostly that noise. The shorter
+    // filters, quicker to follow, lead through the first second after the change; over the last 2 s the
+    // output is the 2048-tap filter's, sample for sample, in all but a few 10 ms segments at most.
+    const std::size_t change = 48000, n = change + 160000;
+    const auto x = test::whiteNoise(n, 23u, 0.1);
+    const auto echoA = test::convolve(x, test::randomSystem(300, 24u, 60.0));
+    const auto echoB = test::convolve(x, test::randomSystem(1800, 25u, 445.0));
+    std::vector<double> d(n);
+    const auto noise = test::whiteNoise(n, 26u, 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool after = i >= change;
+        // Echo power 0.01 either way (unit-energy paths, white far end at 0.1): noise 40 then 10 dB under it.
+        d[i] = (after ? echoB[i] : echoA[i]) + noise[i] * (after ? 0.1 * std::pow(10.0, -0.5) : 1e-3);
+    }
+    const Echo c{test::cast<float>(x), test::cast<float>(d)};
+    const auto ladder = aec::makeCpuRlsFilter(settingsFor(2048));
+    const std::vector<float> eLadder = runLadder(*ladder, c), eAlone = runAlone(settingsFor(2048), c);
+    std::size_t different = 0;
+    for (std::size_t i = change; i < change + 16000; ++i)
+        different += eLadder[i] != eAlone[i];
+    INFO("samples of the first second after the change where the output is not the 2048-tap filter's: " << different);
+    CHECK(different > 8000);   // the shorter filters lead there
+    const std::size_t last = n - 32000;
+    different = 0;
+    for (std::size_t i = last; i < n; ++i)
+        different += eLadder[i] != eAlone[i];
+    INFO("samples of the last 2 s where the output is not the 2048-tap filter's: " << different);
+    CHECK(different <= 32000 / 50);
+    const double fromAloneDb = 10.0 * std::log10(energy(eAlone, last, n) / energy(eLadder, last, n));
+    CHECK(std::abs(fromAloneDb) < 0.05);
+}
+
 TEST_CASE("the three filters' output does not depend on how the signal is split into calls, and it does not allocate",
           "[fastrls-ladder]")
 {
