@@ -227,6 +227,9 @@ TEST_CASE("The suppressor's held linear reach falls fast after an echo-path chan
     const std::size_t soon = before + static_cast<std::size_t>(rate / 2);
     aec::SuppressorSettings trusting = settings;
     trusting.confidentFilterDb = 25.0;
+    // This scene's output follows the far end's model with a mean correlation of 0.25 to 0.3 in the half
+    // second after the change: under the default 0.3, which the corpus's speech path change passes.
+    trusting.pathChangeCorrelation = 0.25;
     const double soonAlone = reachOf(trusting, micAlone, changed, soon, false), soonWithVerdict = reachOf(trusting, micAlone, changed, soon, true);
     const double doubleTalkAlone = reachOf(trusting, micBoth, doubleTalk, n, false), doubleTalkWithVerdict = reachOf(trusting, micBoth, doubleTalk, n, true);
     const double soonUntrusted = reachOf(settings, micAlone, changed, soon, true), soonUntrustedAlone = reachOf(settings, micAlone, changed, soon, false);
