@@ -4,6 +4,7 @@
 #include <string>
 
 #include "aec/CpuFilterAdapter.h"
+#include "aec/EchoCancellerSettings.h"
 #include "dsp/FastRls.h"
 
 namespace quell::aec {
@@ -134,8 +135,7 @@ private:
     {
         dsp::RlsSettings s = settings;
         s.tapsPerChannel = taps;
-        // The automatic memory at its own length (EchoCancellerSettings: 10 x the taps, at least 10000).
-        s.lambda = 1.0 - 1.0 / std::max(10000.0, 10.0 * s.tapsPerChannel);
+        s.lambda = automaticLambda(taps);   // the automatic memory at its own length
         return s;
     }
     void endSegment()

@@ -8,13 +8,18 @@
 
 namespace quell::aec {
 
+double automaticLambda(int totalTaps)
+{
+    const double memory = std::max(10000.0, 10.0 * totalTaps);
+    return 1.0 - 1.0 / memory;
+}
+
 double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels)
 {
     if (settings.lambda != 0.0)
         return settings.lambda;
     // (taps 0, automatic, is resolved by the filter plan; before that the 64 ms choice's memory stands.)
-    const double memory = std::max(10000.0, 10.0 * settings.taps * farEndChannels);
-    return 1.0 - 1.0 / memory;
+    return automaticLambda(settings.taps * farEndChannels);
 }
 
 double effectiveDelta(const EchoCancellerSettings& settings, int totalTaps)

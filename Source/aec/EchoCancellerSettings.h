@@ -104,6 +104,8 @@ inline constexpr int segmentSamples(int sampleRate) { return std::max(1, sampleR
 // The forgetting factor the filter runs with: settings.lambda, or when that is 0 the automatic one
 // (memory max(10000, 10 x taps x far-end channels) samples).
 double effectiveLambda(const EchoCancellerSettings& settings, int farEndChannels);
+// The automatic forgetting factor of a filter of `totalTaps` taps (all far-end channels).
+double automaticLambda(int totalTaps);
 // delta, or with 0 the automatic value for a filter of `totalTaps` taps (all far-end channels).
 double effectiveDelta(const EchoCancellerSettings& settings, int totalTaps);
 
