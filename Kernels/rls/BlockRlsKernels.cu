@@ -44,8 +44,10 @@ __device__ double blockTrace(const Geometry& g, const Buffers& b, double* scratc
 }
 
 __global__ void buildColumnsKernel(Geometry g, Buffers all, const float* history, const float* mic, int t0, int begin,
-                                   bool adapting, double silenceEnergy)
+                                   bool adapting, const unsigned char* streamAdapting, double silenceEnergy)
 {
+    if (streamAdapting != nullptr && !streamAdapting[blockIdx.z])
+        adapting = false;
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     history += blockIdx.z * static_cast<std::size_t>(g.channels) * g.historyPitch;
     mic += blockIdx.z * g.callPitch;
@@ -792,6 +794,22 @@ __global__ void finishFlagsKernel(Geometry g, Buffers all, int steps, bool resta
     st.mu = 1.0;
 }
 
+// Between blocks, the streams marked: P = I / delta at the next block's start (finishFlagsKernel's restart
+// after a block of no steps; w0 stands, as the last block's end left it).
+__global__ void restartStreamsKernel(Geometry g, Buffers all, const unsigned char* marked)
+{
+    if (!marked[blockIdx.z])
+        return;
+    State& st = *streamBuffers(g, all, static_cast<int>(blockIdx.z)).state;
+    st.reinitP = 1;
+    st.pending = 0;
+    st.pendingCount = 0;
+    st.restartDue = 0;
+    st.restartAsked = 0;
+    st.zeroW = 0;
+    st.mu = 1.0;
+}
+
 unsigned streams(const Geometry& g) { return static_cast<unsigned>(g.streams); }
 
 unsigned blocksFor(std::size_t items, int threads) { return static_cast<unsigned>((items + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads)); }
@@ -799,10 +817,10 @@ unsigned blocksFor(std::size_t items, int threads) { return static_cast<unsigned
 } // namespace
 
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
-                  bool adapting, double silenceEnergy, cudaStream_t stream)
+                  bool adapting, const unsigned char* streamAdapting, double silenceEnergy, cudaStream_t stream)
 {
     buildColumnsKernel<<<dim3(static_cast<unsigned>(end - begin), 1, streams(g)), kThreads, 0, stream>>>(g, b, history, mic, t0, begin, adapting,
-                                                                                    silenceEnergy);
+                                                                                    streamAdapting, silenceEnergy);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -895,6 +913,12 @@ void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, c
     finishBlockKernel<<<grid, kThreads, 0, stream>>>(g, b, steps, restart, nullptr);
     QUELL_CUDA_CHECK(cudaGetLastError());
     finishFlagsKernel<<<dim3(1, 1, streams(g)), 1, 0, stream>>>(g, b, steps, restart);
+    QUELL_CUDA_CHECK(cudaGetLastError());
+}
+
+void restartStreams(const Geometry& g, const Buffers& b, const unsigned char* marked, cudaStream_t stream)
+{
+    restartStreamsKernel<<<dim3(1, 1, streams(g)), 1, 0, stream>>>(g, b, marked);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

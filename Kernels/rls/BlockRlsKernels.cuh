@@ -72,9 +72,11 @@ __host__ __device__ inline Buffers streamBuffers(const Geometry& g, const Buffer
 // stream (history g.channels x g.historyPitch floats each, mic and out g.callPitch each).
 //
 // Columns [begin, end) of the block from the call's samples t0.. (history window, far-end channels
-// planar, each with length - 1 older samples in front), their far-end energy (pause) and u^T w0.
+// planar, each with length - 1 older samples in front), their far-end energy (pause) and u^T w0. A
+// stream adapts where `adapting` and, when streamAdapting is given (device memory, a flag per stream),
+// its flag is nonzero.
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
-                  bool adapting, double silenceEnergy, cudaStream_t stream);
+                  bool adapting, const unsigned char* streamAdapting, double silenceEnergy, cudaStream_t stream);
 // At a block's start: the deferred update of P (or P = I / delta), and trace(P0)'s partial sums.
 void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream);
 // V's columns [begin, end) = P0 u_j.
@@ -89,6 +91,9 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
 // The block's end after `steps` steps: w0 += V b; with `restart` (every stream) or a stream's
 // restartAsked, P = I / delta next (restartCovariance), else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
 void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream);
+// Between blocks (no steps taken), the streams whose flag in `marked` (device memory) is nonzero: P = I / delta
+// from the next block on, w kept (what finishBlock with `restart` does after a block of no steps).
+void restartStreams(const Geometry& g, const Buffers& b, const unsigned char* marked, cudaStream_t stream);
 // out = w0 + V b of stream `streamIndex` over `steps` steps (its visible weights).
 void currentWeights(const Geometry& g, const Buffers& b, int streamIndex, int steps, float* out, cudaStream_t stream);
 

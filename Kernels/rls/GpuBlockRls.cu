@@ -25,9 +25,12 @@ struct GpuBlockRls::Impl {
     Event start, stop;
     DeviceBuffer<float> P, w0, U, V, Z, window[2], mic, out, weights;
     DeviceBuffer<double> G, H, A, C, b, s, y0, d, stepLambda, traceParts;
-    DeviceBuffer<unsigned char> paused;
+    DeviceBuffer<unsigned char> paused, streamAdapting, restartMarks;
     DeviceBuffer<blockrls::State> state;
-    PinnedBuffer<float> hostMic, hostRef, hostOut, hostWeights;
+    PinnedBuffer<float> hostMic, hostRef, hostOut, hostWeights, hostAllWeights;
+    PinnedBuffer<unsigned char> hostControls; // a batch call's adaptation flags, then its restart marks
+    const unsigned char* callAdapting = nullptr; // the call's per-stream flags on the device, or none
+    bool mirror = false;          // every stream's weights into hostAllWeights after each call
     int side = 0;                 // the history window in use
     std::size_t lastCall = 0;     // samples of the last call: the window's newest length - 1 are after them
     int columns = 0;              // steps taken in the current block
@@ -49,6 +52,9 @@ struct GpuBlockRls::Impl {
     // Loops over calls of at most maxCall samples.
     void run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting);
     void runSteps(int begin, int end, std::size_t offset, bool adapting);
+    // Stream i's part of buffer `b` (which holds `per` elements a stream) to zero, queued.
+    template <typename T>
+    void clearPart(DeviceBuffer<T>& b, std::size_t per, std::size_t i);
     // Queued on the stream, no wait: stream `index`'s weights after the steps so far into hostWeights
     // (count of them), and every stream's P = I / delta from the next block on (the current one ends).
     void enqueueWeights(int index, std::size_t count);
@@ -155,6 +161,10 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.hostRef.allocate(n * C * maxCall);
     m.hostOut.allocate(n * maxCall);
     m.hostWeights.allocate(S);
+    m.streamAdapting.allocate(n);
+    m.restartMarks.allocate(n);
+    m.hostControls.allocate(2 * n);
+    m.mirror = false;
     // reset() runs on the engine's worker (a reset asked while running): it allocates nothing.
     blockrls::State initial{};
     initial.mu = 1.0;
@@ -193,7 +203,7 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
     cudaStream_t s = stream.get();
     const float* history = window[side].get();
     const double silence = settings.silenceFloor * static_cast<double>(g.taps);
-    blockrls::buildColumns(g, buffers, history, mic.get(), static_cast<int>(offset), begin, end, adapting, silence, s);
+    blockrls::buildColumns(g, buffers, history, mic.get(), static_cast<int>(offset), begin, end, adapting, callAdapting, silence, s);
     if (begin == 0)
         blockrls::startBlock(g, buffers, static_cast<float>(1.0 / settings.delta), s);
     blockrls::computeV(g, buffers, begin, end, s);
@@ -283,6 +293,12 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
     stop.record(s);
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostOut.get(), maxCall * sizeof(float), out.get(), maxCall * sizeof(float), n * sizeof(float), N,
                                        cudaMemcpyDeviceToHost, s));
+    if (mirror) {
+        // Every call of a mirrored batch ends a block (processBatch checks): the weights are w0.
+        const std::size_t taps = static_cast<std::size_t>(g.taps);
+        QUELL_CUDA_CHECK(cudaMemcpy2DAsync(hostAllWeights.get(), taps * sizeof(float), w0.get(), static_cast<std::size_t>(g.stride) * sizeof(float),
+                                           taps * sizeof(float), N, cudaMemcpyDeviceToHost, s));
+    }
     stream.synchronize();
     lastMs = stop.since(start);
     for (std::size_t i = 0; i < N; ++i)
@@ -344,7 +360,96 @@ void GpuBlockRls::processSplit(const float* mic, const float* ref, float* out, s
 
 void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples)
 {
+    if (impl_->mirror && samples % static_cast<std::size_t>(impl_->geometry.block) != 0)
+        throw std::logic_error("GpuBlockRls::processBatch: with the weights mirrored every call must end a block");
     impl_->run(mic, ref, out, samples, adapting_);
+}
+
+void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t pitch,
+                               const unsigned char* adapting, const unsigned char* restart)
+{
+    Impl& m = *impl_;
+    const std::size_t n = m.streams();
+    if (m.geometry.taps == 0)
+        throw std::logic_error("GpuBlockRls: processBatch before prepare");
+    if (samples > m.maxCall)
+        throw std::invalid_argument("GpuBlockRls::processBatch: a call with stream controls holds at most maxCall samples");
+    if (m.columns != 0 || samples % static_cast<std::size_t>(m.geometry.block) != 0)
+        throw std::logic_error("GpuBlockRls::processBatch: calls with stream controls begin and end blocks (a multiple of k samples)");
+    cudaStream_t s = m.stream.get();
+    std::copy(adapting, adapting + n, m.hostControls.get());
+    bool anyRestart = false;
+    for (std::size_t i = 0; i < n; ++i) {
+        m.hostControls.get()[n + i] = restart != nullptr && restart[i] ? 1 : 0;
+        anyRestart = anyRestart || m.hostControls.get()[n + i];
+    }
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.streamAdapting.get(), m.hostControls.get(), n, cudaMemcpyHostToDevice, s));
+    if (anyRestart) {
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.restartMarks.get(), m.hostControls.get() + n, n, cudaMemcpyHostToDevice, s));
+        blockrls::restartStreams(m.geometry, m.buffers, m.restartMarks.get(), s);
+    }
+    if (pitch < samples)
+        throw std::invalid_argument("GpuBlockRls::processBatch: the streams' pitch is shorter than the call");
+    m.callAdapting = m.streamAdapting.get();
+    try {
+        m.runChunk(mic, ref, out, pitch, samples, true);
+    } catch (...) {
+        m.callAdapting = nullptr;
+        throw;
+    }
+    m.callAdapting = nullptr;
+}
+
+void GpuBlockRls::mirrorWeights()
+{
+    Impl& m = *impl_;
+    if (m.geometry.taps == 0)
+        throw std::logic_error("GpuBlockRls::mirrorWeights before prepare");
+    m.hostAllWeights.allocate(m.streams() * static_cast<std::size_t>(m.geometry.taps));
+    std::fill(m.hostAllWeights.get(), m.hostAllWeights.get() + m.streams() * static_cast<std::size_t>(m.geometry.taps), 0.0f);
+    m.mirror = true;
+}
+
+const float* GpuBlockRls::mirroredWeights(int stream) const
+{
+    const Impl& m = *impl_;
+    if (!m.mirror)
+        throw std::logic_error("GpuBlockRls::mirroredWeights: mirrorWeights() was not called");
+    if (stream < 0 || stream >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::mirroredWeights: no stream " + std::to_string(stream));
+    return m.hostAllWeights.get() + static_cast<std::size_t>(stream) * static_cast<std::size_t>(m.geometry.taps);
+}
+
+template <typename T>
+void GpuBlockRls::Impl::clearPart(DeviceBuffer<T>& b, std::size_t per, std::size_t i)
+{
+    QUELL_CUDA_CHECK(cudaMemsetAsync(b.get() + i * per, 0, per * sizeof(T), stream.get()));
+}
+
+void GpuBlockRls::resetStream(int index)
+{
+    Impl& m = *impl_;
+    if (index < 0 || index >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::resetStream: no stream " + std::to_string(index));
+    const blockrls::Geometry& g = m.geometry;
+    const std::size_t S = static_cast<std::size_t>(g.stride), k = static_cast<std::size_t>(g.block), i = static_cast<std::size_t>(index);
+    m.clearPart(m.P, S * S, i);
+    m.clearPart(m.w0, S, i);
+    for (auto* b : {&m.U, &m.V, &m.Z})
+        m.clearPart(*b, k * S, i);
+    for (auto& w : m.window)
+        m.clearPart(w, static_cast<std::size_t>(g.channels) * g.historyPitch, i);
+    for (auto* b : {&m.G, &m.H, &m.A, &m.C})
+        m.clearPart(*b, k * k, i);
+    for (auto* b : {&m.b, &m.s, &m.y0, &m.d, &m.stepLambda})
+        m.clearPart(*b, k, i);
+    m.clearPart(m.traceParts, S / 4, i);
+    m.clearPart(m.paused, k, i);
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get() + i, &m.initialStates[i], sizeof(blockrls::State), cudaMemcpyHostToDevice, m.stream.get()));
+    m.stream.synchronize();
+    m.sanitised[i] = 0;
+    if (m.mirror)
+        std::fill_n(m.hostAllWeights.get() + i * static_cast<std::size_t>(g.taps), static_cast<std::size_t>(g.taps), 0.0f);
 }
 
 std::vector<float> GpuBlockRls::weights(int stream) const

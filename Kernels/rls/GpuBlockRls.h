@@ -50,6 +50,20 @@ public:
     // Every stream, `samples` each, planar: stream s at mic + s x samples, ref + s x samples x channels
     // (its far-end channels interleaved), out + s x samples. out may alias mic.
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples);
+    // The same with controls per stream, for a batch of independent calls, stream s at mic + s x pitch,
+    // ref + s x pitch x channels, out + s x pitch (pitch >= samples): adapting[s] (streams() flags)
+    // as setAdaptation for stream s alone over this call; restart (streams() flags, or nullptr) marks the
+    // streams whose P = I / delta from the call's first sample, as restartCovariance() before it. Each call
+    // begins and ends blocks: samples a multiple of blockSize(), at most maxCall, after calls that did too.
+    void processBatch(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t pitch,
+                      const unsigned char* adapting, const unsigned char* restart);
+    // Stream s back to its state after prepare() (a new call joins the batch); the others go on.
+    void resetStream(int stream);
+    // From now on every batch call also brings every stream's weights back to host memory, where
+    // mirroredWeights(s) (taps() of them) reads them without a round trip: the echo canceller's foreground
+    // copies them on its processing thread. Every call must then end a block. Allocates.
+    void mirrorWeights();
+    const float* mirroredWeights(int stream) const;
     // Why prepare(settings, blockSize, maxCall, streams) would refuse on the current device, or empty.
     // Never throws.
     static std::string whyNot(const dsp::RlsSettings& settings, int blockSize, std::size_t maxCall, int streams = 1);

@@ -15,7 +15,15 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
         throw BackendUnavailable(planned.whyNot);
     if (!planned.ok())
         throw std::invalid_argument(planned.whyNot);
-    const FilterPlan& plan = planned.plan;
+    filter_.reset();
+    prepare(requested, planned.plan, makeLinearFilter(planned.plan));
+}
+
+void EchoCanceller::prepare(const EchoCancellerSettings& requested, const FilterPlan& plan, std::unique_ptr<LinearEchoFilter> filter)
+{
+    if (!filter || filter->taps() != plan.tapsPerChannel() || filter->channels() != plan.channels())
+        throw std::invalid_argument("EchoCanceller::prepare: the filter does not match its plan");
+    const dsp::ProcessSpec& spec = plan.spec;
     EchoCancellerSettings settings = requested;
     settings.taps = plan.tapsPerChannel();
     const std::size_t channels = static_cast<std::size_t>(spec.channels);
@@ -23,9 +31,9 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const dsp::P
 
     settings_ = settings;
     plan_ = plan;
-    filter_.reset();
-    filter_ = makeLinearFilter(plan);
+    filter_ = std::move(filter);
     description_ = filter_->description() + plan.choice;
+    pendingBlock_ = {};
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, spec.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
@@ -95,6 +103,7 @@ void EchoCanceller::reset()
 
 void EchoCanceller::clearRunningState()
 {
+    pendingBlock_ = {};
     segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
     adapting_ = true;
 }
@@ -141,10 +150,7 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
         throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
     for (std::size_t pos = 0; pos < mic.size(); pos += plan_.spec.maximumBlockSize) {
         const std::size_t n = std::min(plan_.spec.maximumBlockSize, mic.size() - pos);
-        std::span<float> m(micScratch_.data(), n);
-        micHighPass_.process(mic.subspan(pos, n), m);
-        for (std::size_t c = 0; c < channels; ++c)
-            refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * plan_.spec.maximumBlockSize, n));
+        const std::span<const float> m = highPassInputs(mic, refs, pos, n);
         const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
         const std::span<float> o = out.subspan(pos, n);
         // Segment by segment (the foreground's 10 ms), so that copies and restarts fall on the same
@@ -160,37 +166,89 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const std::spa
                 at += k;
             }
         }
-        guard_.process(m, o);
-        if (settings_.suppressor.enabled) {
-            // The far end as the filter saw it; the suppressor's far-end model takes it by the echo's lag.
-            const std::span<const float> farSum = farEndSum(0, n);
-            // The far end waits for the echo by the lag in force at each sample, in runs of one lag.
-            float* lagged = suppressorFarScratch_.data();
-            for (std::size_t from = 0; from < n;) {
-                std::size_t to = from + 1;
-                while (to < n && suppressorFarLag_[to] == suppressorFarLag_[from])
-                    ++to;
-                const float* in = farSum.data() + from;
-                float* into = lagged + from;
-                const int lag = std::min(suppressorFarLag_[from], suppressorFar_.maxDelay());
-                suppressorFar_.process(&in, &into, 1, to - from, static_cast<std::size_t>(lag));
-                from = to;
-            }
-            // Until a filter has cancelled, a far end the gate finds unable to make an echo that could be
-            // heard is silence to the suppressor too: its far-end models learnt from a line's noise at
-            // -70 dBFS under a talking near end (their gains fell to nothing in its pauses, their bands'
-            // statistics took the near end's speech), and when the far end began the echo was left for a
-            // second or more. After, the far end is the suppressor's whatever the gate says. A segment's
-            // samples take the gate's verdict on that segment, or, where the segment has not ended in this
-            // call, the verdict before it (markSuppressorFar, markConcludedSegment). A verdict once per
-            // call, at its end, for all of the call's samples (as before) depended on where the host's
-            // calls end; the verdict before each segment alone was late where a far end starts (echo
-            // reduction 11.8 dB against 25.8 after a faint line, Tests/cpu/AdaptationGateTests).
-            for (std::size_t i = 0; i < n; ++i)
-                if (suppressorFarSilent_[i])
-                    lagged[i] = 0.0f;
-            suppressor_.process(m, o, std::span<const float>(lagged, n), o);
+        finishOutput(m, o);
+    }
+}
+
+std::span<const float> EchoCanceller::highPassInputs(std::span<const float> mic, std::span<const std::span<const float>> refs,
+                                                     std::size_t pos, std::size_t n)
+{
+    const std::span<float> m(micScratch_.data(), n);
+    micHighPass_.process(mic.subspan(pos, n), m);
+    for (std::size_t c = 0; c < refs.size(); ++c)
+        refHighPass_[c].process(refs[c].subspan(pos, n), std::span<float>(refScratch_.data() + c * plan_.spec.maximumBlockSize, n));
+    return m;
+}
+
+EchoCanceller::FilterCall EchoCanceller::beginBlock(std::span<const float> mic, std::span<const std::span<const float>> refs,
+                                                    std::span<float> out)
+{
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels), n = mic.size();
+    if (refs.size() != channels)
+        throw std::invalid_argument("EchoCanceller::beginBlock: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
+                                    + std::to_string(channels));
+    for (const auto& ref : refs)
+        if (ref.size() != n)
+            throw std::invalid_argument("EchoCanceller::beginBlock: mic, ref and out must have the same length");
+    if (out.size() != n)
+        throw std::invalid_argument("EchoCanceller::beginBlock: mic, ref and out must have the same length");
+    if (n == 0 || n > static_cast<std::size_t>(foreground_.samplesToSegmentEnd()) || n > plan_.spec.maximumBlockSize)
+        throw std::invalid_argument("EchoCanceller::beginBlock: a block of " + std::to_string(n) + " samples where "
+                                    + std::to_string(foreground_.samplesToSegmentEnd()) + " are left in the segment");
+    if (pendingBlock_.open)
+        throw std::logic_error("EchoCanceller::beginBlock: the last block has not been finished");
+    const std::span<const float> m = highPassInputs(mic, refs, 0, n);
+    const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
+    const std::span<const float> heard = beginWithinSegment(m, r, 0, n);
+    pendingBlock_ = PendingBlock{true, n, heard, out};
+    return FilterCall{heard, r, out};
+}
+
+void EchoCanceller::finishBlock()
+{
+    if (!pendingBlock_.open)
+        throw std::logic_error("EchoCanceller::finishBlock: no block begun");
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels), n = pendingBlock_.samples;
+    const std::span<const float> m(micScratch_.data(), n);
+    const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
+    finishWithinSegment(m, r, pendingBlock_.out, 0, n, pendingBlock_.heard);
+    finishOutput(m, pendingBlock_.out);
+    pendingBlock_ = {};
+}
+
+void EchoCanceller::finishOutput(std::span<const float> m, std::span<float> o)
+{
+    const std::size_t n = m.size();
+    guard_.process(m, o);
+    if (settings_.suppressor.enabled) {
+        // The far end as the filter saw it; the suppressor's far-end model takes it by the echo's lag.
+        const std::span<const float> farSum = farEndSum(0, n);
+        // The far end waits for the echo by the lag in force at each sample, in runs of one lag.
+        float* lagged = suppressorFarScratch_.data();
+        for (std::size_t from = 0; from < n;) {
+            std::size_t to = from + 1;
+            while (to < n && suppressorFarLag_[to] == suppressorFarLag_[from])
+                ++to;
+            const float* in = farSum.data() + from;
+            float* into = lagged + from;
+            const int lag = std::min(suppressorFarLag_[from], suppressorFar_.maxDelay());
+            suppressorFar_.process(&in, &into, 1, to - from, static_cast<std::size_t>(lag));
+            from = to;
         }
+        // Until a filter has cancelled, a far end the gate finds unable to make an echo that could be
+        // heard is silence to the suppressor too: its far-end models learnt from a line's noise at
+        // -70 dBFS under a talking near end (their gains fell to nothing in its pauses, their bands'
+        // statistics took the near end's speech), and when the far end began the echo was left for a
+        // second or more. After, the far end is the suppressor's whatever the gate says. A segment's
+        // samples take the gate's verdict on that segment, or, where the segment has not ended in this
+        // call, the verdict before it (markSuppressorFar, markConcludedSegment). A verdict once per
+        // call, at its end, for all of the call's samples (as before) depended on where the host's
+        // calls end; the verdict before each segment alone was late where a far end starts (echo
+        // reduction 11.8 dB against 25.8 after a faint line, Tests/cpu/AdaptationGateTests).
+        for (std::size_t i = 0; i < n; ++i)
+            if (suppressorFarSilent_[i])
+                lagged[i] = 0.0f;
+        suppressor_.process(m, o, std::span<const float>(lagged, n), o);
     }
 }
 
@@ -245,12 +303,25 @@ void EchoCanceller::processWithinSegment(std::span<const float> m, std::span<con
                                          std::size_t k)
 {
     const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
-    const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
-    const std::span<float> ok = o.subspan(at, k);
+    const std::span<const float> heard = beginWithinSegment(m, r, at, k);
+    filter_->processChannels(heard, r.subspan(at * channels, k * channels), o.subspan(at, k));
+    finishWithinSegment(m, r, o, at, k, heard);
+}
+
+std::span<const float> EchoCanceller::beginWithinSegment(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k)
+{
     alignFarEnd(m, at, k);
     const std::span<const float> heard = heardPart(m, r, at, k);
     markSuppressorFar(at, k);
-    filter_->processChannels(heard, rk, ok);
+    return heard;
+}
+
+void EchoCanceller::finishWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
+                                        std::size_t k, std::span<const float> heard)
+{
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
+    const std::span<const float> mk = m.subspan(at, k), rk = r.subspan(at * channels, k * channels);
+    const std::span<float> ok = o.subspan(at, k);
     if (foregroundMakesOutput())
         foreground_.process(heard, rk, ok, ok, *filter_);
     else

@@ -54,11 +54,34 @@ public:
     // microphone is one channel). Throws std::invalid_argument on bad settings or spec,
     // BackendUnavailable when the GPU is required (Backend::Gpu) but not usable.
     void prepare(const EchoCancellerSettings& requested, const dsp::ProcessSpec& spec);
+    // The same with the plan made (planLinearFilter, for plan.spec) and the adaptive filter given: a
+    // canceller of a batch (engine/MultiStreamCanceller.h) runs one stream of a filter many share. Throws
+    // std::invalid_argument when the filter's length or channels are not the plan's.
+    void prepare(const EchoCancellerSettings& requested, const FilterPlan& plan, std::unique_ptr<LinearEchoFilter> filter);
     void reset();
     // out is the echo-cancelled microphone delayed by latencySamples(). One far-end channel.
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out);
     // spec().channels spans of the far end, each as long as mic.
     void process(std::span<const float> mic, std::span<const std::span<const float>> refs, std::span<float> out);
+    // process() in two halves around the adaptive filter's call, for a caller that runs the filters of
+    // many cancellers in one batch: beginBlock() does everything before the call and returns it (what the
+    // filter hears, the far end it is given, and where its output goes: `out`); the caller puts the
+    // filter's output for `heard` and `ref` into `out` (as filter().processChannels would), then
+    // finishBlock() completes out as process() would have. The same samples as process() over the same
+    // blocks. The block must end within the segment under way (samplesToSegmentEnd(): blocks of
+    // samplesPerSegment() from the start always do), and the spans given stay valid until finishBlock().
+    struct FilterCall {
+        std::span<const float> heard;  // the microphone as the filter hears it
+        std::span<const float> ref;    // the far end, channels interleaved
+        std::span<float> out;          // the filter's output (the error) into here
+    };
+    FilterCall beginBlock(std::span<const float> mic, std::span<const std::span<const float>> refs, std::span<float> out);
+    void finishBlock();
+    int samplesPerSegment() const { return foreground_.segmentSamples(); }
+    int samplesToSegmentEnd() const { return foreground_.samplesToSegmentEnd(); }
+    // The adaptive filter (a batch's cancellers share theirs through it: restarts, adaptation, weights).
+    LinearEchoFilter& filter() { return *filter_; }
+
     void setControls(const CancellerControls& controls);
     const CancellerControls& controls() const { return controls_; }
     int latencySamples() const { return settings_.suppressor.enabled ? suppressor_.latencySamples() : 0; }
@@ -117,6 +140,17 @@ private:
     // within one segment (a filter call, then the foreground), or a segment's end `before` samples in
     // with `after` more samples behind it (one filter call for both sides).
     void processWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at, std::size_t k);
+    // Its halves around the filter's call (beginBlock and finishBlock run them too); begin returns what
+    // the filter hears.
+    std::span<const float> beginWithinSegment(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k);
+    void finishWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at, std::size_t k,
+                             std::span<const float> heard);
+    // n samples from pos of the inputs through the high-passes: the microphone's returned, the far end's
+    // into refScratch_.
+    std::span<const float> highPassInputs(std::span<const float> mic, std::span<const std::span<const float>> refs, std::size_t pos,
+                                          std::size_t n);
+    // The block's output guard and residual suppression (m: the high-passed microphone).
+    void finishOutput(std::span<const float> m, std::span<float> o);
     // Samples [at, at + k) of the block's far end through the aligner (and interleaved, with several
     // channels), before the filters see them.
     void alignFarEnd(std::span<const float> m, std::size_t at, std::size_t k);
@@ -168,6 +202,14 @@ private:
     std::vector<float> cancelWeights_;  // the adaptive filter's weights, copied when they make the output
     double segMic_ = 0.0, segOut_ = 0.0, segRef_ = 0.0, segEstimate_ = 0.0;
     CancellerControls controls_{};
+    // Between beginBlock() and finishBlock().
+    struct PendingBlock {
+        bool open = false;
+        std::size_t samples = 0;
+        std::span<const float> heard;
+        std::span<float> out;
+    };
+    PendingBlock pendingBlock_{};
     bool adapting_ = true;   // the gate's verdict for the segment under way (the filter's and the suppressor's)
     std::string description_;
 };

@@ -19,9 +19,8 @@
 
 #include "BenchRegistry.h"
 #include "BenchReport.h"
-#include "common/GpuDevice.h"
+#include "StreamsBenchSetup.h"
 #include "engine/RealtimeEngine.h"
-#include "support/Signals.h"
 
 namespace {
 
@@ -97,17 +96,10 @@ QUELL_BENCH_COMMAND(streams, "concurrent 16 kHz streams, an engine each (10 ms b
     const std::vector<int> tapList = args.taps.empty() ? std::vector<int>{512, 1024, 2048} : args.taps;
     const std::vector<int> streamList = args.streams.empty() ? std::vector<int>{1, 8, 16, 32, 64, 128} : args.streams;
     bench::BenchReport report("streams");
-    const gpu::DeviceInfo dev = gpu::queryDevice();
-    report.setInfo("device", dev.available ? dev.description : ("none: " + dev.description));
-    report.setInfo("seconds per row", seconds);
-    report.setInfo("cores", static_cast<double>(std::thread::hardware_concurrency()));
-    const auto x = test::colouredNoise(static_cast<std::size_t>(kRate) * 20, 1, 0.1);
-    const auto h = test::randomSystem(1600, 2, 400.0);
-    const std::vector<float> ref = test::cast<float>(x), mic = test::cast<float>(test::convolve(x, h));
-    std::vector<aec::Backend> backends;
-    if (dev.available)
-        backends.push_back(aec::Backend::Gpu);
-    backends.push_back(aec::Backend::Cpu);
+    const std::vector<aec::Backend> backends = bench::streamsBackends(report, seconds);
+    const bench::StreamsScene scene = bench::streamsScene(kRate);
+    const std::vector<float>& mic = scene.mic;
+    const std::vector<float>& ref = scene.ref;
     const double periodUs = 1e6 * kBlock / kRate;
     for (const aec::Backend backend : backends)
         for (const int taps : tapList)

@@ -469,6 +469,69 @@ TEST_CASE("GPU block RLS: restarting one stream of a batch leaves the others bit
     CHECK(after < atRestart - 5.0);
 }
 
+TEST_CASE("GPU block RLS: a batch with controls per stream gives each stream a lone filter's bits", "[gpu][rls][block-rls][multistream]")
+{
+    // Calls of 160 samples (k = 32), 4 streams at a pitch of 200: each call, each stream's adaptation on
+    // or off and now and then a restart, chosen at random; stream 1 reset at call 60 (a new call joins)
+    // and stream 3 idle (silence, no adaptation) for calls 20 to 29. Lone filters take the same controls
+    // between their calls (setAdaptation, restartCovariance, reset).
+    constexpr int streams = 4;
+    constexpr std::size_t call = 160, pitch = 200, calls = 120, samples = call * calls;
+    const auto s = settingsFor(256);
+    std::vector<Echo> echoes;
+    for (int i = 0; i < streams; ++i)
+        echoes.push_back(makeEcho(samples, 256, 70u + static_cast<std::uint32_t>(i), i % 2 == 0));
+    GpuBlockRls batch;
+    batch.prepare(s, 32, pitch, streams);
+    batch.mirrorWeights();
+    std::vector<GpuBlockRls> lone(streams);
+    for (auto& f : lone)
+        f.prepare(s, 32, call);
+    std::mt19937 rng(5);
+    std::vector<float> mic(streams * pitch), ref(streams * pitch), out(streams * pitch);
+    std::vector<float> loneOut(call);
+    std::vector<unsigned char> adapting(streams), restart(streams);
+    std::size_t compared = 0, differing = 0;
+    for (std::size_t c = 0; c < calls; ++c) {
+        if (c == 60) {
+            batch.resetStream(1);
+            lone[1].reset();
+        }
+        for (int i = 0; i < streams; ++i) {
+            const bool idle = i == 3 && c >= 20 && c < 30;
+            adapting[i] = idle ? 0 : (rng() % 5 != 0);
+            restart[i] = !idle && c > 0 && rng() % 9 == 0;
+            for (std::size_t t = 0; t < call; ++t) {
+                mic[i * pitch + t] = idle ? 0.0f : echoes[i].d[c * call + t];
+                ref[i * pitch + t] = idle ? 0.0f : echoes[i].x[c * call + t];
+            }
+        }
+        batch.processBatch(mic.data(), ref.data(), out.data(), call, pitch, adapting.data(), restart.data());
+        for (int i = 0; i < streams; ++i) {
+            if (restart[i])
+                lone[i].restartCovariance();
+            lone[i].setAdaptation(adapting[i] != 0);
+            lone[i].process(mic.data() + i * pitch, ref.data() + i * pitch, loneOut.data(), call);
+            ++compared;
+            if (std::memcmp(loneOut.data(), out.data() + i * pitch, call * sizeof(float)) != 0)
+                ++differing;
+            const auto w = lone[i].weights();
+            REQUIRE(std::memcmp(w.data(), batch.mirroredWeights(i), w.size() * sizeof(float)) == 0);
+        }
+    }
+    INFO(differing << " of " << compared << " stream calls differ from the lone filter's");
+    CHECK(differing == 0);
+    for (int i = 0; i < streams; ++i)
+        CHECK(lone[i].health().pausedSamples == batch.health(i).pausedSamples);
+    CHECK(batch.health(3).pausedSamples >= 1600);
+    // Stream 1 converged again after its reset.
+    CHECK(quell::test::misalignmentDb<float>(batch.weights(1), echoes[1].h) < -30.0);
+    // Calls that do not begin and end a block, and a pitch shorter than the call, are refused.
+    CHECK_THROWS_AS(batch.processBatch(mic.data(), ref.data(), out.data(), 100, pitch, adapting.data(), nullptr), std::logic_error);
+    CHECK_THROWS_AS(batch.processBatch(mic.data(), ref.data(), out.data(), 160, 150, adapting.data(), nullptr), std::invalid_argument);
+    CHECK_THROWS_AS(batch.resetStream(streams), std::out_of_range);
+}
+
 TEST_CASE("GPU block RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path change, ENR 40 dB", "[gpu][rls][block-rls]")
 {
     // The per-sample kernel's endurance case ([rls endurance]), at k = 32 in the engine's calls (10 ms at

@@ -10,6 +10,9 @@
 #       eval-short-gpu.txt.
 #   Tests/gpu/run-device-checks.sh bench CARRY OUT          quell-bench rls and engine (quick). OUT: bench.log.
 #   Tests/gpu/run-device-checks.sh gpu-tests CARRY OUT      quell-gpu-tests alone. OUT: gpu-tests.log.
+#   Tests/gpu/run-device-checks.sh multistream CARRY OUT [OPTIONS...]
+#       quell-gpu-tests, the demo on the GPU, then quell-bench multistream with the options (e.g. --seconds 5
+#       --taps 512,2048). OUT: gpu-tests.log, demo.log, demo-metrics.json, multistream.log, multistream.json.
 #   Tests/gpu/run-device-checks.sh engine CARRY OUT NAME [OPTIONS...]
 #       quell-bench engine with the options (e.g. --only blocks --blocks 128 --seconds 570). OUT: NAME.log,
 #       NAME.json.
@@ -60,6 +63,18 @@ bench)
 gpu-tests)
   quell-gpu-tests > "$out/gpu-tests.log" 2>&1
   echo "quell-gpu-tests exit $?" >> "$out/gpu-tests.log"
+  ;;
+multistream)
+  shift 3
+  quell-gpu-tests > "$out/gpu-tests.log" 2>&1
+  echo "quell-gpu-tests exit $?" >> "$out/gpu-tests.log"
+  work=$(mktemp -d)
+  quell-render --mic "$here/Resources/demo/mic.wav" --ref "$here/Resources/demo/ref.wav" --out "$work/demo.wav" \
+    --metrics "$out/demo-metrics.json" > "$out/demo.log" 2>&1
+  echo "exit $?" >> "$out/demo.log"
+  rm -rf "$work"
+  quell-bench multistream --json "$out/multistream.json" "$@" > "$out/multistream.log" 2>&1
+  echo "exit $?" >> "$out/multistream.log"
   ;;
 engine)
   name=${4:?run name}

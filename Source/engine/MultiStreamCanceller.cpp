@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/MultiStreamCanceller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+namespace quell::engine {
+
+void MultiStreamCanceller::prepare(const MultiStreamSettings& settings)
+{
+    if (settings.maxStreams < 1)
+        throw std::invalid_argument("MultiStreamCanceller: at least one stream (got " + std::to_string(settings.maxStreams) + ")");
+    aec::EchoCancellerSettings canceller = settings.canceller;
+    if (canceller.taps == 0)
+        canceller.taps = kDefaultTaps;
+    canceller.cpuRealtimeBudget = 0.0;   // the CPU's choice is the offline one: the pool's threads carry the load
+    canceller.cpuThreads = 1;            // each stream's CPU filter on the thread that runs the stream
+    const std::size_t block = static_cast<std::size_t>(aec::segmentSamples(settings.sampleRate));
+    const dsp::ProcessSpec spec{settings.sampleRate, block, settings.farEndChannels};
+    aec::FilterPlanResult planned = aec::planLinearFilter(canceller, spec);
+    if (planned.refusal == aec::FilterPlanResult::Refusal::GpuUnavailable)
+        throw aec::BackendUnavailable(planned.whyNot);
+    if (!planned.ok())
+        throw std::invalid_argument(planned.whyNot);
+    std::unique_ptr<aec::LinearFilterBatch> batch;
+    try {
+        batch = aec::makeLinearFilterBatch(planned.plan, settings.maxStreams, block);
+    } catch (const std::invalid_argument& e) {
+        // The GPU can run one such filter but not this batch (its memory): Auto takes the CPU's.
+        if (canceller.backend != aec::Backend::Auto || planned.plan.engine != aec::FilterEngine::GpuRls)
+            throw aec::BackendUnavailable(e.what());
+        canceller.backend = aec::Backend::Cpu;
+        planned = aec::planLinearFilter(canceller, spec);
+        if (!planned.ok())
+            throw std::invalid_argument(planned.whyNot);
+        planned.plan.fallbackReason = e.what();
+        batch = aec::makeLinearFilterBatch(planned.plan, settings.maxStreams, block);
+    }
+    std::vector<std::unique_ptr<aec::EchoCanceller>> cancellers;
+    cancellers.reserve(static_cast<std::size_t>(settings.maxStreams));
+    for (int s = 0; s < settings.maxStreams; ++s) {
+        cancellers.push_back(std::make_unique<aec::EchoCanceller>());
+        cancellers.back()->prepare(canceller, planned.plan, batch->slotFilter(s));
+    }
+    settings_ = settings;
+    plan_ = planned.plan;
+    block_ = block;
+    cancellers_ = std::move(cancellers);   // before the batch they point into goes
+    batch_ = std::move(batch);
+    const std::size_t n = static_cast<std::size_t>(settings.maxStreams);
+    isOpen_.assign(n, 0);
+    idle_.assign(n, 1);
+    calls_.assign(n, {});
+    pool_ = std::make_unique<WorkerPool>(settings.threads);
+    open_ = 0;
+}
+
+int MultiStreamCanceller::open()
+{
+    for (std::size_t s = 0; s < isOpen_.size(); ++s)
+        if (!isOpen_[s]) {
+            cancellers_[s]->reset();   // the filter's stream too (its slot filter's reset)
+            isOpen_[s] = 1;
+            ++open_;
+            return static_cast<int>(s);
+        }
+    return -1;
+}
+
+void MultiStreamCanceller::close(int stream)
+{
+    if (!isOpen(stream))
+        throw std::invalid_argument("MultiStreamCanceller::close: stream " + std::to_string(stream) + " is not open");
+    isOpen_[static_cast<std::size_t>(stream)] = 0;
+    --open_;
+}
+
+bool MultiStreamCanceller::isOpen(int stream) const
+{
+    return stream >= 0 && static_cast<std::size_t>(stream) < isOpen_.size() && isOpen_[static_cast<std::size_t>(stream)];
+}
+
+void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
+{
+    if (!batch_)
+        throw std::logic_error("MultiStreamCanceller::process before prepare");
+    std::fill(idle_.begin(), idle_.end(), 1);
+    for (const StreamBlock& b : blocks) {
+        if (!isOpen(b.stream))
+            throw std::invalid_argument("MultiStreamCanceller::process: stream " + std::to_string(b.stream) + " is not open");
+        unsigned char& idle = idle_[static_cast<std::size_t>(b.stream)];
+        if (!idle)
+            throw std::invalid_argument("MultiStreamCanceller::process: stream " + std::to_string(b.stream) + " given twice");
+        idle = 0;
+    }
+    const std::size_t n = block_, channels = static_cast<std::size_t>(settings_.farEndChannels);
+    const bool byStream = batch_->parallelByStream();
+    using Clock = std::chrono::steady_clock;
+    const auto us = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
+    const Clock::time_point t0 = Clock::now();
+    // Before the batch: each stream's canceller up to its filter, and the filter's inputs into the
+    // batch's staging (on the CPU the stream's filter and the rest of its canceller too).
+    pool_->run(blocks.size(), [&](std::size_t i) {
+        const StreamBlock& b = blocks[i];
+        const int s = b.stream;
+        std::span<const float> refs[aec::kMaxFarEndChannels];
+        for (std::size_t c = 0; c < channels; ++c)
+            refs[c] = {b.ref[c], n};
+        aec::EchoCanceller& canceller = *cancellers_[static_cast<std::size_t>(s)];
+        const aec::EchoCanceller::FilterCall call = canceller.beginBlock({b.mic, n}, {refs, channels}, {b.out, n});
+        std::copy(call.heard.begin(), call.heard.end(), batch_->micIn(s));
+        std::copy(call.ref.begin(), call.ref.end(), batch_->refIn(s));
+        if (byStream) {
+            batch_->processStream(s, n);
+            std::copy_n(batch_->errorOut(s), n, call.out.begin());
+            canceller.finishBlock();
+        } else {
+            calls_[i] = call;
+        }
+    });
+    const Clock::time_point t1 = Clock::now();
+    if (byStream) {
+        timing_ = {us(t0, t1), 0.0, 0.0};
+        return;
+    }
+    batch_->process(n, idle_);
+    const Clock::time_point t2 = Clock::now();
+    pool_->run(blocks.size(), [&](std::size_t i) {
+        const int s = blocks[i].stream;
+        std::copy_n(batch_->errorOut(s), n, calls_[i].out.begin());
+        cancellers_[static_cast<std::size_t>(s)]->finishBlock();
+    });
+    timing_ = {us(t0, t1), us(t1, t2), us(t2, Clock::now())};
+}
+
+} // namespace quell::engine

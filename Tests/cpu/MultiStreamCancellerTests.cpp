@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The many-streams canceller (engine/MultiStreamCanceller.h) on the CPU: each stream's output is a lone
+// canceller's, bit for bit, whatever joins and leaves beside it; the two halves of a canceller's block
+// (beginBlock, finishBlock) are process(); the pool runs every item once.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <numeric>
+#include <stdexcept>
+
+#include "engine/WorkerPool.h"
+#include "support/MultiStreamScene.h"
+
+using namespace quell;
+
+namespace {
+
+aec::EchoCancellerSettings cpuSettings(aec::FilterKind filter)
+{
+    aec::EchoCancellerSettings s;
+    s.taps = 256;
+    s.backend = aec::Backend::Cpu;
+    s.filter = filter;
+    s.cpuThreads = 1;
+    s.distortionFilter = true;   // every stage that runs around the filter
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("Many streams: each stream's output is a lone canceller's, bit for bit, as streams join and leave", "[engine][multistream]")
+{
+    const test::MultiStreamCase c;
+    for (const aec::FilterKind filter : {aec::FilterKind::Rls, aec::FilterKind::Kalman}) {
+        const aec::EchoCancellerSettings s = cpuSettings(filter);
+        std::string description;
+        const auto batched = test::runBatched(s, 4, c, &description);
+        INFO(description);
+        CHECK(description.find("one per stream") != std::string::npos);
+        for (int st = 0; st < test::MultiStreamCase::kStreams; ++st) {
+            INFO("stream " << st);
+            REQUIRE(batched[st].size() >= 14400);
+            CHECK(batched[st] == test::runAlone(s, c, st, batched[st].size()));
+            test::checkEchoReduced(c, st, batched[st]);
+        }
+    }
+}
+
+TEST_CASE("Many streams: what the caller may get wrong is refused by name", "[engine][multistream]")
+{
+    engine::MultiStreamSettings m;
+    m.canceller = cpuSettings(aec::FilterKind::Rls);
+    m.maxStreams = 2;
+    m.threads = 1;
+    engine::MultiStreamCanceller batch;
+    CHECK_THROWS_WITH(batch.process({}), Catch::Contains("before prepare"));
+    batch.prepare(m);
+    const int a = batch.open(), b = batch.open();
+    CHECK(a == 0);
+    CHECK(b == 1);
+    CHECK(batch.open() == -1);   // full
+    CHECK(batch.openStreams() == 2);
+    std::vector<float> x(160, 0.0f), y(160);
+    engine::MultiStreamCanceller::StreamBlock block;
+    block.stream = a;
+    block.mic = x.data();
+    block.ref[0] = x.data();
+    block.out = y.data();
+    const engine::MultiStreamCanceller::StreamBlock twice[2] = {block, block};
+    CHECK_THROWS_WITH(batch.process(twice), Catch::Contains("given twice"));
+    batch.close(b);
+    CHECK_THROWS_WITH(batch.close(b), Catch::Contains("not open"));
+    block.stream = b;
+    CHECK_THROWS_WITH(batch.process({&block, 1}), Catch::Contains("not open"));
+    CHECK(batch.open() == b);   // a closed stream is free again
+    m.maxStreams = 0;
+    CHECK_THROWS_WITH(batch.prepare(m), Catch::Contains("at least one stream"));
+
+    // A block that crosses the canceller's segment end cannot run in halves around a batch.
+    aec::EchoCanceller canceller;
+    canceller.prepare(cpuSettings(aec::FilterKind::Rls), {16000, 700, 1});
+    const std::vector<float> mic(200, 0.0f);
+    std::vector<float> out(200);
+    const std::span<const float> refs[1] = {mic};
+    CHECK_THROWS_WITH(canceller.beginBlock(mic, refs, out), Catch::Contains("left in the segment"));
+    const std::span<const float> refs100[1] = {std::span(mic).first(100)}, refs10[1] = {std::span(mic).first(10)};
+    const auto call = canceller.beginBlock(refs100[0], refs100, std::span(out).first(100));
+    CHECK(call.heard.size() == 100);
+    CHECK_THROWS_WITH(canceller.beginBlock(refs10[0], refs10, std::span(out).first(10)),
+                      Catch::Contains("not been finished"));
+    canceller.finishBlock();
+    CHECK_THROWS_WITH(canceller.finishBlock(), Catch::Contains("no block begun"));
+    CHECK(canceller.samplesToSegmentEnd() == 60);
+}
+
+TEST_CASE("Worker pool: every item once, on several threads, and an item's exception comes back", "[engine][multistream]")
+{
+    for (int threads : {1, 2, 5}) {
+        engine::WorkerPool pool(threads);
+        CHECK(pool.threads() == threads);
+        for (std::size_t count : {0u, 1u, 7u, 1000u}) {
+            std::vector<std::atomic<int>> hits(count);
+            for (int round = 0; round < 3; ++round)
+                pool.run(count, [&](std::size_t i) { hits[i].fetch_add(1); });
+            for (std::size_t i = 0; i < count; ++i)
+                REQUIRE(hits[i].load() == 3);
+        }
+        std::atomic<int> ran{0};
+        CHECK_THROWS_WITH(pool.run(50, [&](std::size_t i) {
+            ran.fetch_add(1);
+            if (i == 17)
+                throw std::runtime_error("item 17 failed");
+        }),
+                          "item 17 failed");
+        CHECK(ran.load() == 50);
+        std::atomic<long> sum{0};
+        pool.run(100, [&](std::size_t i) { sum.fetch_add(static_cast<long>(i)); });   // usable after a failure
+        CHECK(sum.load() == 4950);
+    }
+}
