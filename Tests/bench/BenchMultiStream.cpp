@@ -4,8 +4,8 @@
 // block-exact RLS per block; on the CPU a filter per stream), their cancellers' other stages on a pool of
 // every core. A simulated sound card wakes at absolute 10 ms deadlines and hands every stream its block
 // in one process() call. Each row reports the call's time (median, p99.9, max) against the 10 ms period,
-// where it went (the streams' cancellers before the filter, the batch's filter, the cancellers after),
-// and the blocks whose call outlasted the period. Rows grow S until p99.9 passes the period; the largest
+// where it went (the streams' cancellers before the filter, the batch's filter, the cancellers after:
+// each part's median and its own p99.9), and the blocks whose call outlasted the period. Rows grow S until p99.9 passes the period; the largest
 // S with p99.9 under half the period is the row's capacity. Compare with `streams` (an engine each).
 #include <time.h>
 
@@ -31,7 +31,8 @@ constexpr int kRate = 16000;
 struct Row {
     std::size_t blocks = 0, late = 0;
     double medianUs = 0.0, p999Us = 0.0, maxUs = 0.0;
-    double beforeUs = 0.0, filterUs = 0.0, afterUs = 0.0;   // medians
+    double beforeUs = 0.0, filterUs = 0.0, afterUs = 0.0;            // medians
+    double beforeP999 = 0.0, filterP999 = 0.0, afterP999 = 0.0;      // p99.9 of each part on its own
     std::string filter;
     int threads = 0;
 };
@@ -91,6 +92,9 @@ Row runRow(int streams, aec::Backend backend, int taps, double seconds, const st
     r.beforeUs = bench::percentile(before, 0.5);
     r.filterUs = bench::percentile(filter, 0.5);
     r.afterUs = bench::percentile(after, 0.5);
+    r.beforeP999 = bench::percentile(before, 0.999);
+    r.filterP999 = bench::percentile(filter, 0.999);
+    r.afterP999 = bench::percentile(after, 0.999);
     r.filter = batch.description();
     r.threads = batch.threads();
     return r;
@@ -136,11 +140,14 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
                             {"median before-filter us", r.beforeUs},
                             {"median filter us", r.filterUs},
                             {"median after-filter us", r.afterUs},
+                            {"p99.9 before-filter us", r.beforeP999},
+                            {"p99.9 filter us", r.filterP999},
+                            {"p99.9 after-filter us", r.afterP999},
                             {"filter", r.filter}});
                 std::printf("%s %d taps x %d streams: median %.0f us (before %.0f, filter %.0f, after %.0f), p99.9 %.0f us (%.0f %% of the "
-                            "period), max %.0f, %zu of %zu calls over the period\n",
+                            "period; the parts' own p99.9 %.0f, %.0f, %.0f), max %.0f, %zu of %zu calls over the period\n",
                             aec::toString(backend), taps, streams, r.medianUs, r.beforeUs, r.filterUs, r.afterUs, r.p999Us,
-                            100.0 * r.p999Us / periodUs, r.maxUs, r.late, r.blocks);
+                            100.0 * r.p999Us / periodUs, r.beforeP999, r.filterP999, r.afterP999, r.maxUs, r.late, r.blocks);
                 std::fflush(stdout);
                 if (r.p999Us > periodUs)
                     break;
