@@ -52,7 +52,7 @@ void MultiStreamCanceller::prepare(const MultiStreamSettings& settings)
     isOpen_.assign(n, 0);
     idle_.assign(n, 1);
     calls_.assign(n, {});
-    pool_ = std::make_unique<WorkerPool>(settings.threads);
+    pool_ = std::make_unique<WorkerPool>(settings.threads, settings.threadPriority);
     open_ = 0;
 }
 

@@ -36,6 +36,9 @@ struct MultiStreamSettings {
     int farEndChannels = 1;
     int maxStreams = 64;     // streams prepared (memory for each is taken at prepare)
     int threads = 0;         // threads for the streams' CPU work, the caller's included (0: the hardware's)
+    // The pool's threads ask for real-time scheduling at this priority (ThreadPriority.h; 0: normal
+    // threads). The caller's thread takes items too: a server gives its block loop the same.
+    int threadPriority = 60;
 };
 
 class MultiStreamCanceller {
@@ -72,6 +75,8 @@ public:
     bool onGpu() const { return batch_ && batch_->onGpu(); }
     const aec::FilterPlan& plan() const { return plan_; }
     int threads() const { return pool_ ? pool_->threads() : 0; }
+    // What the pool's threads got: "real-time", "nice -20" or "normal".
+    std::string threadPriority() const { return pool_ ? describe(pool_->priority()) : std::string(); }
     // Where the last process() call's time went, in microseconds: the streams' cancellers up to their
     // filters, the batch's filter (0 on the CPU, where each stream's filter runs within `before`), and the
     // cancellers after it.

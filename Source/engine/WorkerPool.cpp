@@ -5,12 +5,19 @@
 
 namespace quell::engine {
 
-WorkerPool::WorkerPool(int threads)
+WorkerPool::WorkerPool(int threads, int realtimePriority)
 {
     const int n = threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     workers_.reserve(static_cast<std::size_t>(n - 1));
     for (int i = 1; i < n; ++i)
-        workers_.emplace_back([this] { work(); });
+        workers_.emplace_back([this, i, realtimePriority] {
+            if (realtimePriority > 0) {
+                const ThreadPriority got = raiseCurrentThreadPriority(realtimePriority);
+                if (i == 1)
+                    priority_.store(got);
+            }
+            work();
+        });
 }
 
 WorkerPool::~WorkerPool()

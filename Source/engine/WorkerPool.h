@@ -21,13 +21,19 @@
 #include <thread>
 #include <vector>
 
+#include "engine/ThreadPriority.h"
+
 namespace quell::engine {
 
 class WorkerPool {
 public:
     // threads: the threads that take items, the caller's included (1: no extra thread); 0 = the
-    // hardware's threads.
-    explicit WorkerPool(int threads = 0);
+    // hardware's threads. realtimePriority > 0: each of the pool's threads asks for it
+    // (raiseCurrentThreadPriority: SCHED_FIFO where allowed, else the highest nice), so that a busy host
+    // does not hold a job's items back; 0 leaves them normal threads.
+    explicit WorkerPool(int threads = 0, int realtimePriority = 0);
+    // What the pool's threads got (the first thread's; all ask alike). Normal for a pool of one.
+    ThreadPriority priority() const { return priority_.load(); }
     ~WorkerPool();
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
@@ -51,6 +57,7 @@ private:
     int busy_ = 0;                 // threads still in the job (guarded by mutex_)
     bool stopping_ = false;
     std::exception_ptr error_;
+    std::atomic<ThreadPriority> priority_{ThreadPriority{}};
 };
 
 } // namespace quell::engine

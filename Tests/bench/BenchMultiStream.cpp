@@ -33,7 +33,7 @@ struct Row {
     double medianUs = 0.0, p999Us = 0.0, maxUs = 0.0;
     double beforeUs = 0.0, filterUs = 0.0, afterUs = 0.0;            // medians
     double beforeP999 = 0.0, filterP999 = 0.0, afterP999 = 0.0;      // p99.9 of each part on its own
-    std::string filter;
+    std::string filter, priority;
     int threads = 0;
 };
 
@@ -97,6 +97,7 @@ Row runRow(int streams, aec::Backend backend, int taps, double seconds, const st
     r.afterP999 = bench::percentile(after, 0.999);
     r.filter = batch.description();
     r.threads = batch.threads();
+    r.priority = batch.threadPriority();
     return r;
 }
 
@@ -108,6 +109,8 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
     const std::vector<int> tapList = args.taps.empty() ? std::vector<int>{512, 1024, 2048} : args.taps;
     const std::vector<int> streamList = args.streams.empty() ? std::vector<int>{16, 64, 128, 256, 512, 1024, 2048} : args.streams;
     bench::BenchReport report("multistream");
+    // The block loop (this thread) takes items beside the pool's threads: the same priority as theirs.
+    report.setInfo("block loop", engine::describe(engine::raiseCurrentThreadPriority(60)));
     const std::vector<aec::Backend> backends = bench::streamsBackends(report, seconds);
     const bench::StreamsScene scene = bench::streamsScene(kRate);
     const std::vector<float>& mic = scene.mic;
@@ -143,7 +146,8 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
                             {"p99.9 before-filter us", r.beforeP999},
                             {"p99.9 filter us", r.filterP999},
                             {"p99.9 after-filter us", r.afterP999},
-                            {"filter", r.filter}});
+                            {"filter", r.filter},
+                            {"pool threads", r.priority}});
                 std::printf("%s %d taps x %d streams: median %.0f us (before %.0f, filter %.0f, after %.0f), p99.9 %.0f us (%.0f %% of the "
                             "period; the parts' own p99.9 %.0f, %.0f, %.0f), max %.0f, %zu of %zu calls over the period\n",
                             aec::toString(backend), taps, streams, r.medianUs, r.beforeUs, r.filterUs, r.afterUs, r.p999Us,
