@@ -33,6 +33,7 @@ public:
         rls_.mirrorWeights();
         const std::size_t n = static_cast<std::size_t>(streams);
         adapting_.assign(n, 1);
+        callAdapting_.assign(n, 1);
         restart_.assign(n, 0);
     }
     void process(std::size_t samples, std::span<const unsigned char> idle) override
@@ -77,8 +78,7 @@ private:
     gpu::GpuBlockRls rls_;
     int k_ = 32;
     std::string device_;
-    std::vector<unsigned char> adapting_, restart_;
-    std::vector<unsigned char> callAdapting_ = std::vector<unsigned char>(static_cast<std::size_t>(streams()), 1);
+    std::vector<unsigned char> adapting_, callAdapting_, restart_;   // per stream: asked, this call's, restart marks
 };
 
 } // namespace

@@ -80,9 +80,9 @@ public:
         if (samples > maxCall())
             throw std::invalid_argument("LinearFilterBatch: a call of " + std::to_string(samples) + " samples, at most "
                                         + std::to_string(maxCall()));
-        float* out = const_cast<float*>(errorOut(stream));
         const std::size_t c = static_cast<std::size_t>(channels());
-        filters_[static_cast<std::size_t>(stream)]->processChannels({micIn(stream), samples}, {refIn(stream), samples * c}, {out, samples});
+        filters_[static_cast<std::size_t>(stream)]->processChannels({micIn(stream), samples}, {refIn(stream), samples * c},
+                                                                    {errorIn(stream), samples});
     }
     void resetStream(int stream) override
     {

@@ -62,6 +62,7 @@ public:
 
 protected:
     LinearFilterBatch(int streams, std::size_t maxCall, int taps, int channels);
+    float* errorIn(int stream) { return out_.data() + static_cast<std::size_t>(stream) * maxCall_; }
     std::vector<float> mic_, ref_, out_;
 
 private:

@@ -86,15 +86,22 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
     if (!batch_)
         throw std::logic_error("MultiStreamCanceller::process before prepare");
     std::fill(idle_.begin(), idle_.end(), 1);
+    const std::size_t channels = static_cast<std::size_t>(settings_.farEndChannels);
     for (const StreamBlock& b : blocks) {
         if (!isOpen(b.stream))
             throw std::invalid_argument("MultiStreamCanceller::process: stream " + std::to_string(b.stream) + " is not open");
+        bool given = b.mic != nullptr && b.out != nullptr;
+        for (std::size_t c = 0; c < channels; ++c)
+            given = given && b.ref[c] != nullptr;
+        if (!given)
+            throw std::invalid_argument("MultiStreamCanceller::process: stream " + std::to_string(b.stream)
+                                        + "'s block lacks its microphone, output or a far-end channel");
         unsigned char& idle = idle_[static_cast<std::size_t>(b.stream)];
         if (!idle)
             throw std::invalid_argument("MultiStreamCanceller::process: stream " + std::to_string(b.stream) + " given twice");
         idle = 0;
     }
-    const std::size_t n = block_, channels = static_cast<std::size_t>(settings_.farEndChannels);
+    const std::size_t n = block_;
     const bool byStream = batch_->parallelByStream();
     using Clock = std::chrono::steady_clock;
     const auto us = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };

@@ -68,6 +68,10 @@ TEST_CASE("Many streams: what the caller may get wrong is refused by name", "[en
     block.out = y.data();
     const engine::MultiStreamCanceller::StreamBlock twice[2] = {block, block};
     CHECK_THROWS_WITH(batch.process(twice), Catch::Contains("given twice"));
+    engine::MultiStreamCanceller::StreamBlock noFarEnd = block;
+    noFarEnd.ref[0] = nullptr;
+    CHECK_THROWS_WITH(batch.process({&noFarEnd, 1}), Catch::Contains("lacks its microphone, output or a far-end channel"));
+    batch.process({&block, 1});   // the refusals left nothing half-done
     batch.close(b);
     CHECK_THROWS_WITH(batch.close(b), Catch::Contains("not open"));
     block.stream = b;
