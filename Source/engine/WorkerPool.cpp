@@ -35,7 +35,7 @@ void WorkerPool::takeItems()
 {
     for (std::size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_; i = next_.fetch_add(1, std::memory_order_relaxed)) {
         try {
-            (*item_)(i);
+            callItem(i);
         } catch (...) {
             std::lock_guard<std::mutex> lock(mutex_);
             if (!error_)
@@ -62,7 +62,7 @@ void WorkerPool::work()
     }
 }
 
-void WorkerPool::run(std::size_t count, const std::function<void(std::size_t)>& item)
+void WorkerPool::runErased(std::size_t count, ItemFunction function, void* context)
 {
     if (count == 0)
         return;
@@ -70,7 +70,7 @@ void WorkerPool::run(std::size_t count, const std::function<void(std::size_t)>& 
         std::exception_ptr first;
         for (std::size_t i = 0; i < count; ++i) {
             try {
-                item(i);
+                function(context, i);
             } catch (...) {
                 if (!first)
                     first = std::current_exception();
@@ -82,7 +82,8 @@ void WorkerPool::run(std::size_t count, const std::function<void(std::size_t)>& 
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        item_ = &item;
+        function_ = function;
+        context_ = context;
         count_ = count;
         next_.store(0, std::memory_order_relaxed);
         busy_ = static_cast<int>(workers_.size());
@@ -95,7 +96,8 @@ void WorkerPool::run(std::size_t count, const std::function<void(std::size_t)>& 
     {
         std::unique_lock<std::mutex> lock(mutex_);
         done_.wait(lock, [&] { return busy_ == 0; });
-        item_ = nullptr;
+        function_ = nullptr;
+        context_ = nullptr;
         error = error_;
         error_ = nullptr;
     }

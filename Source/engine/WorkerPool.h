@@ -16,7 +16,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
-#include <functional>
+#include <type_traits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,17 +40,28 @@ public:
 
     int threads() const { return static_cast<int>(workers_.size()) + 1; }
     // item(i) for every i in [0, count), spread over the threads; returns when all have returned. The
-    // first exception an item throws is rethrown here (the other items still run).
-    void run(std::size_t count, const std::function<void(std::size_t)>& item);
+    // first exception an item throws is rethrown here (the other items still run). item is called through
+    // a pointer to it (no std::function: no allocation however much the caller's lambda captures).
+    template <typename Item>
+    void run(std::size_t count, Item&& item)
+    {
+        using Callable = std::remove_reference_t<Item>;
+        runErased(count, [](void* context, std::size_t i) { (*static_cast<Callable*>(context))(i); },
+                  const_cast<void*>(static_cast<const void*>(&item)));
+    }
 
 private:
+    using ItemFunction = void (*)(void* context, std::size_t i);
+    void runErased(std::size_t count, ItemFunction function, void* context);
     void work();
     void takeItems();
+    void callItem(std::size_t i) { function_(context_, i); }
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable wake_, done_;
-    const std::function<void(std::size_t)>* item_ = nullptr;
+    ItemFunction function_ = nullptr;   // the job under way (set under mutex_ before its generation)
+    void* context_ = nullptr;
     std::size_t count_ = 0;
     std::atomic<std::size_t> next_{0};
     std::size_t generation_ = 0;   // a new job for the threads (guarded by mutex_)

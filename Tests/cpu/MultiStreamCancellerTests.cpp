@@ -10,6 +10,7 @@
 
 #include "engine/WorkerPool.h"
 #include "support/MultiStreamScene.h"
+#include "support/RealtimeProbe.h"
 
 using namespace quell;
 
@@ -121,4 +122,40 @@ TEST_CASE("Worker pool: every item once, on several threads, and an item's excep
         pool.run(100, [&](std::size_t i) { sum.fetch_add(static_cast<long>(i)); });   // usable after a failure
         CHECK(sum.load() == 4950);
     }
+}
+
+TEST_CASE("Many streams: process() neither allocates nor locks once prepared (a pool of one: every item on this thread)",
+          "[engine][multistream][realtime]")
+{
+    const test::MultiStreamCase c;
+    engine::MultiStreamSettings m;
+    m.canceller = cpuSettings(aec::FilterKind::Rls);
+    m.maxStreams = 3;
+    m.threads = 1;
+    engine::MultiStreamCanceller batch;
+    batch.prepare(m);
+    std::vector<engine::MultiStreamCanceller::StreamBlock> blocks(3);
+    std::vector<float> out(3 * 160);
+    for (int s = 0; s < 3; ++s)
+        blocks[static_cast<std::size_t>(s)].stream = batch.open();
+    auto run = [&](std::size_t k) {
+        for (int s = 0; s < 3; ++s) {
+            auto& b = blocks[static_cast<std::size_t>(s)];
+            b.mic = c.mic[s].data() + k * 160;
+            b.ref[0] = c.far[s].data() + k * 160;
+            b.out = out.data() + static_cast<std::size_t>(s) * 160;
+        }
+        batch.process(blocks);
+    };
+    for (std::size_t k = 0; k < 50; ++k)
+        run(k);
+    test::resetRealtimeViolations();
+    {
+        test::RealtimeProbe probe;
+        for (std::size_t k = 50; k < 150; ++k)
+            run(k);
+    }
+    const test::RealtimeViolations v = test::realtimeViolations();
+    CHECK(v.allocations == 0);
+    CHECK(v.locks == 0);
 }
