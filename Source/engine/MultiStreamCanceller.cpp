@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 namespace quell::engine {
@@ -52,6 +53,8 @@ void MultiStreamCanceller::prepare(const MultiStreamSettings& settings)
     isOpen_.assign(n, 0);
     idle_.assign(n, 1);
     calls_.assign(n, {});
+    levels_.assign(n, {});
+    levelRing_.assign(n * kErleBlocks * 2, 0.0);
     pool_ = std::make_unique<WorkerPool>(settings.threads, settings.threadPriority);
     open_ = 0;
 }
@@ -61,6 +64,10 @@ int MultiStreamCanceller::open()
     for (std::size_t s = 0; s < isOpen_.size(); ++s)
         if (!isOpen_[s]) {
             cancellers_[s]->reset();   // the filter's stream too (its slot filter's reset)
+            cancellers_[s]->setControls(aec::CancellerControls{.adapt = true,
+                                                               .suppressionDb = cancellers_[s]->settings().suppressor.maxAttenuationDb,
+                                                               .comfortNoise = cancellers_[s]->settings().suppressor.comfortNoise});
+            levels_[s] = {};
             isOpen_[s] = 1;
             ++open_;
             return static_cast<int>(s);
@@ -74,6 +81,57 @@ void MultiStreamCanceller::close(int stream)
         throw std::invalid_argument("MultiStreamCanceller::close: stream " + std::to_string(stream) + " is not open");
     isOpen_[static_cast<std::size_t>(stream)] = 0;
     --open_;
+}
+
+void MultiStreamCanceller::setControls(int stream, const aec::CancellerControls& controls)
+{
+    if (!isOpen(stream))
+        throw std::invalid_argument("MultiStreamCanceller::setControls: stream " + std::to_string(stream) + " is not open");
+    cancellers_[static_cast<std::size_t>(stream)]->setControls(controls);
+}
+
+std::optional<double> MultiStreamCanceller::erleDb(int stream) const
+{
+    if (stream < 0 || static_cast<std::size_t>(stream) >= levels_.size())
+        throw std::out_of_range("MultiStreamCanceller::erleDb: no stream " + std::to_string(stream));
+    const Levels& l = levels_[static_cast<std::size_t>(stream)];
+    const double* ring = levelRing_.data() + static_cast<std::size_t>(stream) * kErleBlocks * 2;
+    double mic = 0.0, out = 0.0;
+    for (int i = 0; i < l.measured; ++i) {
+        mic += ring[2 * i];
+        out += ring[2 * i + 1];
+    }
+    if (!(mic > 0.0))
+        return std::nullopt;
+    return 10.0 * std::log10(mic / std::max(out, 1e-30));
+}
+
+void MultiStreamCanceller::measureInputs(const StreamBlock& b)
+{
+    Levels& l = levels_[static_cast<std::size_t>(b.stream)];
+    double mic = 0.0, far = 0.0;
+    for (std::size_t i = 0; i < block_; ++i)
+        mic += double(b.mic[i]) * b.mic[i];
+    for (int c = 0; c < settings_.farEndChannels; ++c)
+        for (std::size_t i = 0; i < block_; ++i)
+            far += double(b.ref[c][i]) * b.ref[c][i];
+    l.blockMic = mic;
+    l.blockFarMeanSquare = far / static_cast<double>(block_ * static_cast<std::size_t>(settings_.farEndChannels));
+}
+
+void MultiStreamCanceller::measureOutput(const StreamBlock& b)
+{
+    Levels& l = levels_[static_cast<std::size_t>(b.stream)];
+    if (!(l.blockFarMeanSquare > 1e-6))   // -60 dBFS: a far end too quiet to echo
+        return;
+    double out = 0.0;
+    for (std::size_t i = 0; i < block_; ++i)
+        out += double(b.out[i]) * b.out[i];
+    double* ring = levelRing_.data() + static_cast<std::size_t>(b.stream) * kErleBlocks * 2;
+    ring[2 * l.next] = l.blockMic;
+    ring[2 * l.next + 1] = out;
+    l.next = (l.next + 1) % kErleBlocks;
+    l.measured = std::min(l.measured + 1, kErleBlocks);
 }
 
 bool MultiStreamCanceller::isOpen(int stream) const
@@ -115,6 +173,7 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
         for (std::size_t c = 0; c < channels; ++c)
             refs[c] = {b.ref[c], n};
         aec::EchoCanceller& canceller = *cancellers_[static_cast<std::size_t>(s)];
+        measureInputs(b);
         const aec::EchoCanceller::FilterCall call = canceller.beginBlock({b.mic, n}, {refs, channels}, {b.out, n});
         std::copy(call.heard.begin(), call.heard.end(), batch_->micIn(s));
         std::copy(call.ref.begin(), call.ref.end(), batch_->refIn(s));
@@ -122,6 +181,7 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
             batch_->processStream(s, n);
             std::copy_n(batch_->errorOut(s), n, call.out.begin());
             canceller.finishBlock();
+            measureOutput(b);
         } else {
             calls_[i] = call;
         }
@@ -137,6 +197,7 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
         const int s = blocks[i].stream;
         std::copy_n(batch_->errorOut(s), n, calls_[i].out.begin());
         cancellers_[static_cast<std::size_t>(s)]->finishBlock();
+        measureOutput(blocks[i]);
     });
     timing_ = {us(t0, t1), us(t1, t2), us(t2, Clock::now())};
 }

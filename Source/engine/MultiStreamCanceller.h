@@ -17,6 +17,7 @@
 // allocates nothing and runs the streams on the pool's threads, which it waits for.
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,15 @@ public:
     void process(std::span<const StreamBlock> blocks);
 
     const aec::EchoCanceller& canceller(int stream) const { return *cancellers_.at(static_cast<std::size_t>(stream)); }
+    // A stream's controls (adaptation freeze, suppression, comfort noise), as a lone canceller's
+    // setControls; from the thread that calls process(), between calls. open() sets the defaults again.
+    void setControls(int stream, const aec::CancellerControls& controls);
+    // A stream's echo return loss enhancement over its last second of far end (microphone energy over
+    // output energy, summed over its last 100 blocks with a far end above -60 dBFS), in dB; empty before
+    // the first such block. For a server's monitoring: quell-eval's steady-state figures are measured on
+    // known echo, not on the microphone.
+    std::optional<double> erleDb(int stream) const;
+    dsp::RlsHealth health(int stream) const { return canceller(stream).health(); }
     int latencySamples() const { return cancellers_.empty() ? 0 : cancellers_.front()->latencySamples(); }
     // The batch's filter and where it runs, e.g. "GPU float32 block RLS batch (256 streams, ...), 1024 taps, on ...".
     std::string description() const { return batch_ ? batch_->description() : std::string(); }
@@ -93,6 +103,19 @@ private:
     std::vector<std::unique_ptr<aec::EchoCanceller>> cancellers_;
     std::vector<unsigned char> isOpen_, idle_;
     std::vector<aec::EchoCanceller::FilterCall> calls_;   // per block of the call under way
+    // Per stream: the running energies behind erleDb(), and the block's microphone and far-end energies
+    // taken before it ran (its output may overwrite its microphone).
+    // (An exponential average was tried first: a second's memory still held the unconverged first blocks'
+    // echo 50 dB above the converged output, 18.8 dB where the last second measured 59.8.)
+    struct Levels {
+        int measured = 0, next = 0;      // blocks in the ring, and where the next one goes
+        double blockMic = 0.0, blockFarMeanSquare = 0.0;
+    };
+    static constexpr int kErleBlocks = 100;
+    std::vector<Levels> levels_;
+    std::vector<double> levelRing_;   // per stream kErleBlocks (microphone, output) energy pairs
+    void measureInputs(const StreamBlock& b);
+    void measureOutput(const StreamBlock& b);
     std::unique_ptr<WorkerPool> pool_;
     int open_ = 0;
     Timing timing_{};

@@ -159,3 +159,62 @@ TEST_CASE("Many streams: process() neither allocates nor locks once prepared (a 
     CHECK(v.allocations == 0);
     CHECK(v.locks == 0);
 }
+
+TEST_CASE("Many streams: each stream's running ERLE, controls and health", "[engine][multistream]")
+{
+    // 3 s of a white far end through a 200-tap room, noise at -80 dB.
+    constexpr std::size_t samples = 48000;
+    const auto x = test::whiteNoise(samples, 31, 0.1), h = test::randomSystem(200, 32, 0.97), noise = test::whiteNoise(samples, 33, 1e-4);
+    const auto y = test::convolve(std::span<const double>(x), std::span<const double>(h));
+    std::vector<float> far(samples), mic(samples);
+    for (std::size_t i = 0; i < samples; ++i) {
+        far[i] = static_cast<float>(x[i]);
+        mic[i] = static_cast<float>(y[i] + noise[i]);
+    }
+    engine::MultiStreamSettings m;
+    m.canceller = cpuSettings(aec::FilterKind::Rls);
+    m.maxStreams = 2;
+    m.threads = 2;
+    engine::MultiStreamCanceller batch;
+    batch.prepare(m);
+    const int echo = batch.open(), quiet = batch.open();
+    const std::vector<float> silence(samples, 0.0f);
+    std::vector<float> out(2 * 160);
+    double lastMic = 0.0, lastOut = 0.0;   // the last second's, for the expected figure
+    CHECK_FALSE(batch.erleDb(echo).has_value());
+    // The second stream's far end is silent (its microphone the first one's, as a near end).
+    for (std::size_t k = 0; k < samples / 160; ++k) {
+        engine::MultiStreamCanceller::StreamBlock b[2];
+        b[0].stream = echo;
+        b[0].mic = mic.data() + k * 160;
+        b[0].ref[0] = far.data() + k * 160;
+        b[0].out = out.data();
+        b[1].stream = quiet;
+        b[1].mic = mic.data() + k * 160;
+        b[1].ref[0] = silence.data() + k * 160;
+        b[1].out = out.data() + 160;
+        batch.process(b);
+        if (k >= samples / 160 - 100)
+            for (std::size_t i = 0; i < 160; ++i) {
+                lastMic += double(mic[k * 160 + i]) * mic[k * 160 + i];
+                lastOut += double(out[i]) * out[i];
+            }
+    }
+    const std::optional<double> erle = batch.erleDb(echo);
+    REQUIRE(erle.has_value());
+    const double expected = 10.0 * std::log10(lastMic / lastOut);
+    INFO("ERLE over the last second " << *erle << " dB, the blocks' own " << expected);
+    CHECK(*erle == Approx(expected).margin(1e-9));
+    CHECK(*erle > 40.0);
+    CHECK_FALSE(batch.erleDb(quiet).has_value());   // no far end: nothing to measure
+    CHECK(batch.health(echo).reinitialisations == 0);
+    aec::CancellerControls controls = batch.canceller(echo).controls();
+    controls.suppressionDb = 0.0;
+    batch.setControls(echo, controls);
+    CHECK(batch.canceller(echo).controls().suppressionDb == 0.0);
+    batch.close(echo);
+    CHECK_THROWS_WITH(batch.setControls(echo, controls), Catch::Contains("not open"));
+    CHECK(batch.open() == echo);   // reopened: a new call's defaults and no ERLE yet
+    CHECK(batch.canceller(echo).controls().suppressionDb == m.canceller.suppressor.maxAttenuationDb);
+    CHECK_FALSE(batch.erleDb(echo).has_value());
+}
