@@ -27,6 +27,16 @@ aec::EchoCancellerSettings cpuSettings(aec::FilterKind filter)
     return s;
 }
 
+// A prepared MultiStreamCanceller of the CPU's RLS at 256 taps.
+void prepareCpuBatch(engine::MultiStreamCanceller& batch, int streams, int threads)
+{
+    engine::MultiStreamSettings m;
+    m.canceller = cpuSettings(aec::FilterKind::Rls);
+    m.maxStreams = streams;
+    m.threads = threads;
+    batch.prepare(m);
+}
+
 } // namespace
 
 TEST_CASE("Many streams: each stream's output is a lone canceller's, bit for bit, as streams join and leave", "[engine][multistream]")
@@ -128,12 +138,8 @@ TEST_CASE("Many streams: process() neither allocates nor locks once prepared (a 
           "[engine][multistream][realtime]")
 {
     const test::MultiStreamCase c;
-    engine::MultiStreamSettings m;
-    m.canceller = cpuSettings(aec::FilterKind::Rls);
-    m.maxStreams = 3;
-    m.threads = 1;
     engine::MultiStreamCanceller batch;
-    batch.prepare(m);
+    prepareCpuBatch(batch, 3, 1);
     std::vector<engine::MultiStreamCanceller::StreamBlock> blocks(3);
     std::vector<float> out(3 * 160);
     for (int s = 0; s < 3; ++s)
@@ -171,12 +177,8 @@ TEST_CASE("Many streams: each stream's running ERLE, controls and health", "[eng
         far[i] = static_cast<float>(x[i]);
         mic[i] = static_cast<float>(y[i] + noise[i]);
     }
-    engine::MultiStreamSettings m;
-    m.canceller = cpuSettings(aec::FilterKind::Rls);
-    m.maxStreams = 2;
-    m.threads = 2;
     engine::MultiStreamCanceller batch;
-    batch.prepare(m);
+    prepareCpuBatch(batch, 2, 2);
     const int echo = batch.open(), quiet = batch.open();
     const std::vector<float> silence(samples, 0.0f);
     std::vector<float> out(2 * 160);
@@ -215,6 +217,6 @@ TEST_CASE("Many streams: each stream's running ERLE, controls and health", "[eng
     batch.close(echo);
     CHECK_THROWS_WITH(batch.setControls(echo, controls), Catch::Contains("not open"));
     CHECK(batch.open() == echo);   // reopened: a new call's defaults and no ERLE yet
-    CHECK(batch.canceller(echo).controls().suppressionDb == m.canceller.suppressor.maxAttenuationDb);
+    CHECK(batch.canceller(echo).controls().suppressionDb == cpuSettings(aec::FilterKind::Rls).suppressor.maxAttenuationDb);
     CHECK_FALSE(batch.erleDb(echo).has_value());
 }
