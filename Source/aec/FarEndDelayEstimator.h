@@ -67,7 +67,7 @@ private:
     double alpha_ = 0.0, shortAlpha_ = 0.0;
     int holdChecks_ = 1, checkEvery_ = 64;
     std::vector<float> refLine_;   // whitened decimated far end, twice the lags (contiguous window)
-    std::vector<double> corr_;
+    std::vector<float> corr_;   // float: eight lags a vector (double: four); see decayLagProducts
     std::size_t pos_ = 0;
     double micAcc_ = 0.0, refAcc_ = 0.0;
     int inBlock_ = 0;
