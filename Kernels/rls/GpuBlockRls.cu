@@ -376,6 +376,8 @@ void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, s
         throw std::invalid_argument("GpuBlockRls::processBatch: a call with stream controls holds at most maxCall samples");
     if (m.columns != 0 || samples % static_cast<std::size_t>(m.geometry.block) != 0)
         throw std::logic_error("GpuBlockRls::processBatch: calls with stream controls begin and end blocks (a multiple of k samples)");
+    if (pitch < samples)
+        throw std::invalid_argument("GpuBlockRls::processBatch: the streams' pitch is shorter than the call");
     cudaStream_t s = m.stream.get();
     std::copy(adapting, adapting + n, m.hostControls.get());
     bool anyRestart = false;
@@ -388,8 +390,6 @@ void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, s
         QUELL_CUDA_CHECK(cudaMemcpyAsync(m.restartMarks.get(), m.hostControls.get() + n, n, cudaMemcpyHostToDevice, s));
         blockrls::restartStreams(m.geometry, m.buffers, m.restartMarks.get(), s);
     }
-    if (pitch < samples)
-        throw std::invalid_argument("GpuBlockRls::processBatch: the streams' pitch is shorter than the call");
     m.callAdapting = m.streamAdapting.get();
     try {
         m.runChunk(mic, ref, out, pitch, samples, true);

@@ -33,7 +33,6 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const Filter
     plan_ = plan;
     filter_ = std::move(filter);
     description_ = filter_->description() + plan.choice;
-    pendingBlock_ = {};
 
     const dsp::Biquad hp = dsp::butterworthHighPass(settings.highPassHz, spec.sampleRate);
     micHighPass_.prepare(std::span<const dsp::Biquad>(&hp, 1));
@@ -64,9 +63,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const Filter
         distortion_.prepare(distortion, spec);
     }
     cancelWeights_.assign(static_cast<std::size_t>(filter_->taps() * filter_->channels()), 0.0f);
-    controls_ = CancellerControls{};
-    controls_.suppressionDb = settings.suppressor.maxAttenuationDb;
-    controls_.comfortNoise = settings.suppressor.comfortNoise;
+    controls_ = defaultControls();
     micScratch_.assign(maxBlock, 0.0f);
     micLessDistortion_.assign(settings.distortionFilter ? maxBlock : 0, 0.0f);
     distortionScratch_.assign(settings.distortionFilter ? maxBlock : 0, 0.0f);
@@ -136,22 +133,41 @@ void EchoCanceller::process(std::span<const float> mic, std::span<const float> r
     process(mic, std::span<const std::span<const float>>(refs), out);
 }
 
-void EchoCanceller::process(std::span<const float> mic, std::span<const std::span<const float>> refs,
-                            std::span<float> out)
+CancellerControls EchoCanceller::defaultControls() const
+{
+    CancellerControls c;
+    c.suppressionDb = settings_.suppressor.maxAttenuationDb;
+    c.comfortNoise = settings_.suppressor.comfortNoise;
+    return c;
+}
+
+void EchoCanceller::checkInputs(const char* caller, std::span<const float> mic, std::span<const std::span<const float>> refs) const
 {
     const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
     if (refs.size() != channels)
-        throw std::invalid_argument("EchoCanceller::process: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
+        throw std::invalid_argument(std::string(caller) + ": " + std::to_string(refs.size()) + " far-end channels for a canceller of "
                                     + std::to_string(channels));
     for (const auto& ref : refs)
         if (ref.size() != mic.size())
-            throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
+            throw std::invalid_argument(std::string(caller) + ": mic, ref and out must have the same length");
+}
+
+std::span<const float> EchoCanceller::filterFarEnd(std::size_t n) const
+{
+    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels);
+    return {channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels};
+}
+
+void EchoCanceller::process(std::span<const float> mic, std::span<const std::span<const float>> refs,
+                            std::span<float> out)
+{
+    checkInputs("EchoCanceller::process", mic, refs);
     if (out.size() < mic.size())
         throw std::invalid_argument("EchoCanceller::process: mic, ref and out must have the same length");
     for (std::size_t pos = 0; pos < mic.size(); pos += plan_.spec.maximumBlockSize) {
         const std::size_t n = std::min(plan_.spec.maximumBlockSize, mic.size() - pos);
         const std::span<const float> m = highPassInputs(mic, refs, pos, n);
-        const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
+        const std::span<const float> r = filterFarEnd(n);
         const std::span<float> o = out.subspan(pos, n);
         // Segment by segment (the foreground's 10 ms), so that copies and restarts fall on the same
         // samples whatever the block size.
@@ -183,13 +199,8 @@ std::span<const float> EchoCanceller::highPassInputs(std::span<const float> mic,
 EchoCanceller::FilterCall EchoCanceller::beginBlock(std::span<const float> mic, std::span<const std::span<const float>> refs,
                                                     std::span<float> out)
 {
-    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels), n = mic.size();
-    if (refs.size() != channels)
-        throw std::invalid_argument("EchoCanceller::beginBlock: " + std::to_string(refs.size()) + " far-end channels for a canceller of "
-                                    + std::to_string(channels));
-    for (const auto& ref : refs)
-        if (ref.size() != n)
-            throw std::invalid_argument("EchoCanceller::beginBlock: mic, ref and out must have the same length");
+    const std::size_t n = mic.size();
+    checkInputs("EchoCanceller::beginBlock", mic, refs);
     if (out.size() != n)
         throw std::invalid_argument("EchoCanceller::beginBlock: mic, ref and out must have the same length");
     if (n == 0 || n > static_cast<std::size_t>(foreground_.samplesToSegmentEnd()) || n > plan_.spec.maximumBlockSize)
@@ -198,7 +209,7 @@ EchoCanceller::FilterCall EchoCanceller::beginBlock(std::span<const float> mic, 
     if (pendingBlock_.open)
         throw std::logic_error("EchoCanceller::beginBlock: the last block has not been finished");
     const std::span<const float> m = highPassInputs(mic, refs, 0, n);
-    const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
+    const std::span<const float> r = filterFarEnd(n);
     const std::span<const float> heard = beginWithinSegment(m, r, 0, n);
     pendingBlock_ = PendingBlock{true, n, heard, out};
     return FilterCall{heard, r, out};
@@ -208,10 +219,9 @@ void EchoCanceller::finishBlock()
 {
     if (!pendingBlock_.open)
         throw std::logic_error("EchoCanceller::finishBlock: no block begun");
-    const std::size_t channels = static_cast<std::size_t>(plan_.spec.channels), n = pendingBlock_.samples;
+    const std::size_t n = pendingBlock_.samples;
     const std::span<const float> m(micScratch_.data(), n);
-    const std::span<const float> r(channels > 1 ? refInterleaved_.data() : refScratch_.data(), n * channels);
-    finishWithinSegment(m, r, pendingBlock_.out, 0, n, pendingBlock_.heard);
+    finishWithinSegment(m, filterFarEnd(n), pendingBlock_.out, 0, n, pendingBlock_.heard);
     finishOutput(m, pendingBlock_.out);
     pendingBlock_ = {};
 }

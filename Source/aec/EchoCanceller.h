@@ -68,8 +68,9 @@ public:
     // filter hears, the far end it is given, and where its output goes: `out`); the caller puts the
     // filter's output for `heard` and `ref` into `out` (as filter().processChannels would), then
     // finishBlock() completes out as process() would have. The same samples as process() over the same
-    // blocks. The block must end within the segment under way (samplesToSegmentEnd(): blocks of
-    // samplesPerSegment() from the start always do), and the spans given stay valid until finishBlock().
+    // blocks. The block must end within the segment under way (samplesToSegmentEnd(): blocks of a
+    // segment, segmentSamples(rate), from the start always do), and the spans given stay valid until
+    // finishBlock().
     struct FilterCall {
         std::span<const float> heard;  // the microphone as the filter hears it
         std::span<const float> ref;    // the far end, channels interleaved
@@ -77,13 +78,12 @@ public:
     };
     FilterCall beginBlock(std::span<const float> mic, std::span<const std::span<const float>> refs, std::span<float> out);
     void finishBlock();
-    int samplesPerSegment() const { return foreground_.segmentSamples(); }
     int samplesToSegmentEnd() const { return foreground_.samplesToSegmentEnd(); }
-    // The adaptive filter (a batch's cancellers share theirs through it: restarts, adaptation, weights).
-    LinearEchoFilter& filter() { return *filter_; }
 
     void setControls(const CancellerControls& controls);
     const CancellerControls& controls() const { return controls_; }
+    // The controls prepare() starts with: adapting, the settings' suppression and comfort noise.
+    CancellerControls defaultControls() const;
     int latencySamples() const { return settings_.suppressor.enabled ? suppressor_.latencySamples() : 0; }
     const ResidualEchoSuppressor& suppressor() const { return suppressor_; }
 
@@ -149,6 +149,11 @@ private:
     // into refScratch_.
     std::span<const float> highPassInputs(std::span<const float> mic, std::span<const std::span<const float>> refs, std::size_t pos,
                                           std::size_t n);
+    // The far end's channels as process() and beginBlock() check them against the microphone (caller: the
+    // messages' prefix).
+    void checkInputs(const char* caller, std::span<const float> mic, std::span<const std::span<const float>> refs) const;
+    // The far end of the block's first n samples as the filters take it (refScratch_, or interleaved).
+    std::span<const float> filterFarEnd(std::size_t n) const;
     // The block's output guard and residual suppression (m: the high-passed microphone).
     void finishOutput(std::span<const float> m, std::span<float> o);
     // Samples [at, at + k) of the block's far end through the aligner (and interleaved, with several

@@ -64,9 +64,7 @@ int MultiStreamCanceller::open()
     for (std::size_t s = 0; s < isOpen_.size(); ++s)
         if (!isOpen_[s]) {
             cancellers_[s]->reset();   // the filter's stream too (its slot filter's reset)
-            cancellers_[s]->setControls(aec::CancellerControls{.adapt = true,
-                                                               .suppressionDb = cancellers_[s]->settings().suppressor.maxAttenuationDb,
-                                                               .comfortNoise = cancellers_[s]->settings().suppressor.comfortNoise});
+            cancellers_[s]->setControls(cancellers_[s]->defaultControls());
             levels_[s] = {};
             isOpen_[s] = 1;
             ++open_;
@@ -161,6 +159,13 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
     }
     const std::size_t n = block_;
     const bool byStream = batch_->parallelByStream();
+    // After the filter: its errors into the canceller's output, the canceller's second half, the ERLE.
+    auto finish = [&](std::size_t i, std::span<float> filterOut) {
+        const int s = blocks[i].stream;
+        std::copy_n(batch_->errorOut(s), n, filterOut.begin());
+        cancellers_[static_cast<std::size_t>(s)]->finishBlock();
+        measureOutput(blocks[i]);
+    };
     using Clock = std::chrono::steady_clock;
     const auto us = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
     const Clock::time_point t0 = Clock::now();
@@ -179,9 +184,7 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
         std::copy(call.ref.begin(), call.ref.end(), batch_->refIn(s));
         if (byStream) {
             batch_->processStream(s, n);
-            std::copy_n(batch_->errorOut(s), n, call.out.begin());
-            canceller.finishBlock();
-            measureOutput(b);
+            finish(i, call.out);
         } else {
             calls_[i] = call;
         }
@@ -193,12 +196,7 @@ void MultiStreamCanceller::process(std::span<const StreamBlock> blocks)
     }
     batch_->process(n, idle_);
     const Clock::time_point t2 = Clock::now();
-    pool_->run(blocks.size(), [&](std::size_t i) {
-        const int s = blocks[i].stream;
-        std::copy_n(batch_->errorOut(s), n, calls_[i].out.begin());
-        cancellers_[static_cast<std::size_t>(s)]->finishBlock();
-        measureOutput(blocks[i]);
-    });
+    pool_->run(blocks.size(), [&](std::size_t i) { finish(i, calls_[i].out); });
     timing_ = {us(t0, t1), us(t1, t2), us(t2, Clock::now())};
 }
 
