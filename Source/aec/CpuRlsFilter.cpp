@@ -21,6 +21,11 @@ public:
     int taps() const override { return filter_.settings().tapsPerChannel; }
     int channels() const override { return filter_.settings().channels; }
     void restartCovariance() override { filter_.restartCovariance(); }
+    bool setRestartDelta(double delta) override
+    {
+        filter_.setRestartDelta(delta);
+        return true;
+    }
     std::string description() const override
     {
         if (channels() > 1)
@@ -36,6 +41,11 @@ public:
     int taps() const override { return filter_.taps(); }
     int channels() const override { return 1; }
     void restartCovariance() override { filter_.restartCovariance(); }
+    bool setRestartDelta(double delta) override
+    {
+        filter_.setRestartDelta(delta);
+        return true;
+    }
     std::string description() const override { return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps"; }
 };
 
@@ -108,6 +118,13 @@ public:
     {
         for (auto& f : filters_)
             f->restartCovariance();
+    }
+    bool setRestartDelta(double delta) override
+    {
+        bool taken = true;
+        for (auto& f : filters_)
+            taken = f->setRestartDelta(delta) && taken;
+        return taken;
     }
     void setAdaptation(bool on) override
     {

@@ -55,6 +55,7 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const Filter
     suppressorFarLag_.assign(maxBlock, 0);
     pathChange_.prepare({});
     gate_.prepare({});
+    levelMatch_.prepare(plan.rls.delta);
     guard_.prepare({}, spec);
     if (settings.distortionFilter) {
         DistortionFilterSettings distortion;
@@ -92,6 +93,7 @@ void EchoCanceller::reset()
     }
     pathChange_.reset();
     gate_.reset();
+    levelMatch_.reset();
     guard_.reset();
     if (settings_.distortionFilter)
         distortion_.reset();
@@ -296,7 +298,7 @@ void EchoCanceller::observeOutput(std::span<const float> mk, std::span<const flo
         segRef_ += double(x) * x;
 }
 
-bool EchoCanceller::concludeSegment()
+EchoCanceller::SegmentVerdict EchoCanceller::concludeSegment()
 {
     aligner_.segment(segMic_, segOut_, segRef_, foreground_.segmentSamples(), *this);
     const bool pathChanged = settings_.restartOnPathChange && plan_.spec.channels == 1 && controls_.adapt
@@ -305,8 +307,17 @@ bool EchoCanceller::concludeSegment()
     adapting_ = gate_.segment(segMic_, segRef_, segOut_, segEstimate_);
     if (settings_.distortionFilter)
         distortion_.segmentEnd(learnt, adapting_ && controls_.adapt);
+    // The filter learnt from the segment if it adapted through it (the gate's verdict of the last segment).
+    FarEndLevelMatch::Segment level;
+    level.farPower = segRef_ / (double(foreground_.segmentSamples()) * plan_.spec.channels);
+    level.micEnergy = segMic_;
+    level.outEnergy = segOut_;
+    level.learnt = learnt;
+    FarEndLevelMatch::Decision matched = levelMatch_.segment(level);
+    if (matched.newDelta && !filter_->setRestartDelta(levelMatch_.delta()))
+        matched.restart = false;   // a filter with no delta to match gains nothing from the restart
     segMic_ = segOut_ = segRef_ = segEstimate_ = 0.0;
-    return pathChanged;
+    return {pathChanged, pathChanged || matched.restart};
 }
 
 void EchoCanceller::processWithinSegment(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
@@ -371,12 +382,12 @@ void EchoCanceller::endSegmentIfDue(std::size_t end)
 {
     if (foreground_.samplesToSegmentEnd() != foreground_.segmentSamples())
         return;
-    const bool pathChanged = concludeSegment();
+    const SegmentVerdict verdict = concludeSegment();
     markConcludedSegment(end);
-    if (pathChanged) {
+    if (verdict.restart)
         filter_->restartCovariance();
+    if (verdict.pathChanged)
         backgroundRestarted();
-    }
     // The filter forgets what it learnt at the old alignment when the far end moves: RLS with a long
     // memory would carry it for a second or more (10 dB of steady ERLE lost after the first alignment
     // of a delayed speech echo of the corpus). The foreground keeps cancelling with what it has until
@@ -413,7 +424,7 @@ void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<
     markSuppressorFar(at, before);
     foreground_.processAhead(heardBefore, rb, ob);
     observeOutput(mb, rb, ob);
-    const bool pathChanged = concludeSegment();
+    const SegmentVerdict verdict = concludeSegment();
     markConcludedSegment(at + before);
     const bool moved = aligner_.decide(*this);   // (as endSegmentIfDue)
     alignFarEnd(m, at + before, after);
@@ -422,10 +433,10 @@ void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<
     // One span for the filter: both parts are the microphone's samples, or both the distortion's remainder.
     const std::span<const float> heard(heardBefore.data(), n);
     const std::span<float> background(backgroundScratch_.data(), n);
-    filter_->processSplit(heard, r.subspan(at * channels, n * channels), background, before, pathChanged || moved, adapting_,
+    filter_->processSplit(heard, r.subspan(at * channels, n * channels), background, before, verdict.restart || moved, adapting_,
                           weightsAtSplit_);
     foreground_.catchUp(background.first(before), weightsAtSplit_);
-    if (pathChanged)
+    if (verdict.pathChanged)
         backgroundRestarted();
     const std::span<const float> ma = m.subspan(at + before, after), ra = r.subspan((at + before) * channels, after * channels);
     const std::span<float> oa = o.subspan(at + before, after);

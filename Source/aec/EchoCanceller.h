@@ -21,6 +21,7 @@
 #include "aec/AdaptationGate.h"
 #include "aec/EchoCancellerSettings.h"
 #include "aec/FarEndAligner.h"
+#include "aec/FarEndLevelMatch.h"
 #include "aec/FilterPlan.h"
 #include "aec/ForegroundEchoFilter.h"
 #include "aec/OutputGuard.h"
@@ -171,7 +172,13 @@ private:
     // The segment's end: the aligner's, the path-change detector's, the gate's (adapting_) and the
     // distortion stage's verdicts. Returns whether the echo path changed; the caller restarts the filter
     // and sets its adaptation at the right sample.
-    bool concludeSegment();
+    // What a segment's end decides for the adaptive filter: a suspected echo-path change, and a
+    // covariance restart (the path change's, or delta matched to the far end's level).
+    struct SegmentVerdict {
+        bool pathChanged = false;
+        bool restart = false;
+    };
+    SegmentVerdict concludeSegment();
     // At a segment's end with the filter there: concludeSegment(), then the restart and the adaptation
     // it asks of the filter.
     void endSegmentIfDue(std::size_t end);   // end: the block's sample where the segment ends
@@ -201,6 +208,7 @@ private:
     std::vector<int> suppressorFarLag_;
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
+    FarEndLevelMatch levelMatch_;
     OutputGuard guard_;
     LoudspeakerDistortionFilter distortion_;   // prepared only with settings.distortionFilter
     FarEndAligner aligner_;

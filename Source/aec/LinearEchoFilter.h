@@ -63,6 +63,10 @@ public:
     virtual void copyWeights(std::span<float> out) const { copyPadded(weights(), out); }
     // P = I / delta with the weights kept (RLS); filters without a covariance ignore it.
     virtual void restartCovariance() {}
+    // P = I / delta at every later restart, the filter's own included, until reset() (which goes back to
+    // the settings' delta): FarEndLevelMatch.h says why. Returns whether the filter takes it; filters
+    // without a covariance prior (the Kalman filter, NLMS) and the GPU RLS do not.
+    virtual bool setRestartDelta(double /*delta*/) { return false; }
     // Off: the weights (and any covariance) stay as they are from the next sample on; the output is still
     // the microphone minus the filter's estimate.
     virtual void setAdaptation(bool on) = 0;

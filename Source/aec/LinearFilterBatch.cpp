@@ -48,6 +48,7 @@ public:
     }
     void copyWeights(std::span<float> out) const override { batch_.copyWeights(stream_, out); }
     void restartCovariance() override { batch_.restartCovariance(stream_); }
+    bool setRestartDelta(double delta) override { return batch_.setRestartDelta(stream_, delta); }
     void setAdaptation(bool on) override { batch_.setAdaptation(stream_, on); }
     dsp::RlsHealth health() const override { return batch_.health(stream_); }
     std::string description() const override { return batch_.description(); }
@@ -92,6 +93,10 @@ public:
     }
     void setAdaptation(int stream, bool on) override { filters_[static_cast<std::size_t>(stream)]->setAdaptation(on); }
     void restartCovariance(int stream) override { filters_[static_cast<std::size_t>(stream)]->restartCovariance(); }
+    bool setRestartDelta(int stream, double delta) override
+    {
+        return filters_[static_cast<std::size_t>(stream)]->setRestartDelta(delta);
+    }
     void copyWeights(int stream, std::span<float> out) const override { filters_[static_cast<std::size_t>(stream)]->copyWeights(out); }
     dsp::RlsHealth health(int stream) const override { return filters_.at(static_cast<std::size_t>(stream))->health(); }
     std::string description() const override { return filters_.front()->description() + ", one per stream"; }

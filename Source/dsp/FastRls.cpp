@@ -28,7 +28,6 @@ void FastRls::prepare(const RlsSettings& settings)
     settings_ = settings;
     taps_ = static_cast<std::size_t>(settings.tapsPerChannel);
     lambda_ = settings.lambda;
-    epsilon_ = initialEnergyPerDelta * settings.delta;
     silenceEnergy_ = settings.silenceFloor * double(taps_);
     farEnd_.assign(2 * (taps_ + 1), 0.0);
     predictorFarEnd_.assign(2 * (taps_ + 1), 0.0);
@@ -43,8 +42,16 @@ void FastRls::prepare(const RlsSettings& settings)
     reset();
 }
 
+void FastRls::setRestartDelta(double delta)
+{
+    if (!(delta > 0.0) || !std::isfinite(delta))
+        throw std::invalid_argument("fast RLS: delta must be positive (got " + std::to_string(delta) + ")");
+    epsilon_ = initialEnergyPerDelta * delta;
+}
+
 void FastRls::reset()
 {
+    epsilon_ = initialEnergyPerDelta * settings_.delta;
     std::fill(farEnd_.begin(), farEnd_.end(), 0.0);
     std::fill(w_.begin(), w_.end(), 0.0);
     std::fill(weightsOut_.begin(), weightsOut_.end(), 0.0f);

@@ -65,6 +65,10 @@ public:
     void reset();
     // P = I / epsilon again (the predictors restart from a zero past) with the weights kept.
     void restartCovariance() { restartPredictors(); }
+    // epsilon = initialEnergyPerDelta x delta at every later restart (restartCovariance() and the health
+    // check's), until reset() goes back to settings().delta (aec/FarEndLevelMatch.h says why). Throws
+    // std::invalid_argument unless positive and finite.
+    void setRestartDelta(double delta);
     void setAdaptation(bool on) { adapting_ = on; }
     bool adapting() const { return adapting_; }
     // mic = d, ref = x, out = e (a-priori error); the same length; out may alias mic.

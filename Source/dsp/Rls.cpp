@@ -180,7 +180,6 @@ void Rls<T>::prepare(const RlsSettings& settings)
     stride_ = (static_cast<std::size_t>(taps_) + 15) / 16 * 16;
     lambda_ = T(settings.lambda);
     invLambda_ = T(1.0 / settings.lambda);
-    traceBound_ = traceBound(settings);
     p_.resize(stride_ * stride_);
     w_.resize(stride_);
     u_.prepare(taps_, settings.channels, stride_);
@@ -194,15 +193,28 @@ template <typename T>
 void Rls<T>::reinitialiseP()
 {
     p_.zero();
-    const T diag = T(1.0 / settings_.delta);
+    const T diag = T(1.0 / restartDelta_);
     for (int i = 0; i < taps_; ++i)
         p_[static_cast<std::size_t>(i) * stride_ + i] = diag;
     pending_ = false;
 }
 
 template <typename T>
+void Rls<T>::setRestartDelta(double delta)
+{
+    if (!(delta > 0.0) || !std::isfinite(delta))
+        throw std::invalid_argument("RLS: delta must be positive (got " + std::to_string(delta) + ")");
+    restartDelta_ = delta;
+    RlsSettings bound = settings_;
+    bound.delta = delta;
+    traceBound_ = traceBound(bound);
+}
+
+template <typename T>
 void Rls<T>::reset()
 {
+    restartDelta_ = settings_.delta;
+    traceBound_ = traceBound(settings_);
     reinitialiseP();
     w_.zero();
     u_.reset();

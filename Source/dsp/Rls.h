@@ -61,6 +61,11 @@ public:
     // Forgets the covariance (P = I / delta) and keeps the weights: re-convergence within a few filter
     // lengths after the echo path changed (see aec/PathChangeDetector.h).
     void restartCovariance() { reinitialiseP(); }
+    // The delta of every later re-initialisation of P (restartCovariance() and the automatic ones), and
+    // the bounded trace's bound with it, until reset() goes back to settings().delta: the canceller
+    // matches delta to a quiet far end's level (aec/FarEndLevelMatch.h). Throws std::invalid_argument
+    // unless positive and finite.
+    void setRestartDelta(double delta);
     // Off: no sample updates w or P (each counts as paused), as on far-end silence; the echo canceller
     // turns adaptation off while the far end cannot explain what the microphone hears.
     void setAdaptation(bool on) { adapting_ = on; }
@@ -96,6 +101,7 @@ private:
     // while trace(P) <= traceBound_, and is off (1) until it falls back.
     T lambdaNow_{}, invLambdaNow_{};
     double traceBound_ = 0.0;
+    double restartDelta_ = 0.0;   // P = I / restartDelta_ at a re-initialisation
     int sinceCheck_ = 0;
     AlignedBuffer<T> p_, w_, vA_, vB_;
     RlsRegressor<T> u_;
