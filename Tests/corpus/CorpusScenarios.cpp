@@ -298,7 +298,30 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             list.push_back(nb);
             break;
         }
+    // Quiet calls: twins of full-level scenarios (same room, voices and sentences) with every signal 20 dB
+    // quieter, so the two figures compare the level alone (RLS's start was tuned at the corpus's level).
+    const std::vector<std::string> quietTwins = shortVersion ? std::vector<std::string>{"speech-rt300-enr30-dt"}
+                                                             : std::vector<std::string>{"white-rt300-enr30", "speech-rt300-enr30",
+                                                                                        "speech-rt200-enr30-dt"};
+    const std::size_t before = list.size();
+    for (const std::string& name : quietTwins)
+        for (std::size_t i = 0; i < before; ++i)
+            if (list[i].name == name) {
+                list.push_back(quieterTwin(list[i], -20.0));
+                break;
+            }
     return list;
+}
+
+Scenario quieterTwin(const Scenario& scenario, double levelDb)
+{
+    Scenario quiet = scenario;
+    quiet.levelDb = levelDb;
+    finish(quiet, scenario.seed);
+    const std::string db = std::to_string(static_cast<int>(std::lround(-levelDb)));
+    quiet.name += "-quiet" + db;
+    quiet.description += ", every signal " + db + " dB quieter (a quiet call)";
+    return quiet;
 }
 
 Scenario demoScenario()

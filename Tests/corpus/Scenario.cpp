@@ -385,6 +385,12 @@ RenderedScenario render(const Scenario& sc)
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t i = 0; i < n; ++i)
             r.mic[m][i] = r.near[m][i] + r.echo[m][i] + r.noise[m][i];
+    if (sc.levelDb != 0.0) {
+        const double g = std::pow(10.0, sc.levelDb / 20.0);
+        for (auto* signals : {&r.ref, &r.near, &r.echo, &r.noise, &r.mic})
+            for (auto& c : *signals)
+                scale(c, g);
+    }
 
     // Figures for the manifest.
     const double noiseP = activePower(r.noise[0], fs);

@@ -15,7 +15,7 @@
 //   near_m        = near-end talker's dry speech * g_m  (the talker's own room response to mic m)
 //   noise_m       = pink noise at the echo-to-noise ratio
 //   mic_m         = near_m + echo_m + noise_m
-// Levels: ref at -26 dBFS active level, echo at -32 dBFS on mic 1 (a hands-free device couples its
+// Levels (before levelDb): ref at -26 dBFS active level, echo at -32 dBFS on mic 1 (a hands-free device couples its
 // loudspeaker strongly), near-end speech at nearToEchoDb relative to the echo. "Active" power leaves
 // out 20 ms frames more than 40 dB below the loudest (speech pauses); see CorpusSignals.h.
 #include <cstdint>
@@ -59,6 +59,9 @@ struct Scenario {
     // The near end talks alone first (far end silent but for its line noise), the far end starts at mid-file.
     bool lateFarEnd = false;
     double nearToNoiseDb = 30.0;    // near-end-only scenarios: near-end speech vs noise
+    // Every signal (far end, echo, near end, noise) this many dB from the levels above, the ratios kept:
+    // a quiet call (a phone at a low volume, a quiet line), the far end at -26 + levelDb dBFS.
+    double levelDb = 0.0;
     double distortionDb = 0.0;      // loudspeaker soft clip, signal-to-distortion ratio; 0 = linear
     int loudspeakers = 1;           // 2: stereo far end (a spaced pair recording of a far-end room)
     int mics = 1;
@@ -110,6 +113,9 @@ RenderedScenario render(const Scenario& scenario);
 // The scenarios of the corpus: the full set of issue 7, or a short CI-sized one (a few scenarios of
 // about 5 s).
 std::vector<Scenario> corpusScenarios(bool shortVersion);
+// The same scenario (room, voices, sentences) with every signal levelDb (< 0) from its levels, named
+// and described as such.
+Scenario quieterTwin(const Scenario& scenario, double levelDb);
 // The bundled demo of Resources/demo: far-end speech in a small, fairly dead room at 40 dB ENR.
 Scenario demoScenario();
 

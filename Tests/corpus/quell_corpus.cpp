@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-corpus: writes the echo-cancellation test corpus (issue 7) or the bundled demo (issue 2).
 //
-//   quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]
+//   quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--quieter DB] [--pcm16] [--rir-ms MS] [--no-speech] [--list]
 //   quell-corpus --demo --out DIR
 //
 // Per scenario, DIR/<name>/ holds ref.wav (far end, one channel per loudspeaker), near.wav (clean near
@@ -45,6 +45,7 @@ struct Options {
     bool noSpeech = false;
     bool list = false;
     double rirMaxMs = 0.0;
+    double quieterDb = 0.0;
     std::vector<std::string> only;
 };
 
@@ -54,7 +55,8 @@ std::optional<Options> parse(int argc, char** argv)
     Options o;
     std::string out;
     standalone::ProgramOptions cli("quell-corpus",
-                                   "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--pcm16] [--rir-ms MS] [--no-speech] [--list]\n"
+                                   "usage: quell-corpus --out DIR [--short] [--only NAME[,NAME...]] [--quieter DB] [--pcm16] [--rir-ms MS]\n"
+                                   "                    [--no-speech] [--list]\n"
                                    "       quell-corpus --demo --out DIR",
                                    standalone::ProgramOptions::versionLine("quell-corpus"));
     cli.text("--out", "DIR", out, "the folder to write (one folder per scenario, and a manifest)");
@@ -65,6 +67,8 @@ std::optional<Options> parse(int argc, char** argv)
             if (!name.empty())
                 o.only.push_back(name);
     });
+    cli.number("--quieter", "DB", o.quieterDb, 1.0, 60.0, "every scenario with all its signals DB quieter (a quiet call; names end in\n"
+                                                          "-quietDB): the level's own effect, against the full-level files");
     cli.flag("--pcm16", o.pcm16, "16-bit PCM files (components pre-quantised so that mic = near + echo + noise exactly);\n"
                                  "default 32-bit float");
     cli.number("--rir-ms", "MS", o.rirMaxMs, 1.0, 2000.0, "cut the echo paths at MS milliseconds (5 ms fade): an echo a filter that\n"
@@ -159,6 +163,7 @@ nlohmann::ordered_json scenarioJson(const RenderedScenario& r)
         {"loudspeakerSdrDb", rounded(r.measuredSdrDb, 2)},
         {"deviceChain", s.deviceChain},
         {"narrowband", s.narrowband},
+        {"levelDb", rounded(s.levelDb, 1)},
         {"lineNoiseDbfs", rounded(s.lineNoiseDbfs, 1)},
         {"lineNoiseSpeechShaped", s.lineNoiseSpeechShaped},
         {"echoCoupled", s.echoCoupled},
@@ -307,6 +312,13 @@ int runCorpus(const Options& o)
                                             (o.shortVersion ? " --short" : "") + ")");
         }
         list = chosen;
+    }
+    if (o.quieterDb > 0.0) {
+        std::vector<Scenario> quiet;
+        for (const auto& s : list)
+            if (s.levelDb == 0.0)
+                quiet.push_back(quieterTwin(s, -o.quieterDb));
+        list = quiet;
     }
     if (o.noSpeech) {
         std::vector<Scenario> kept;

@@ -311,6 +311,30 @@ TEST_CASE("A rendered noise scenario adds up and meets its echo-to-noise ratio",
           < 1e-12);
 }
 
+TEST_CASE("A quiet twin is its scenario with every signal the same number of dB down, named so", "[corpus]")
+{
+    Scenario s;
+    s.name = "white-rt200-enr30";
+    s.description = "white far end";
+    s.excitation = Excitation::WhiteNoise;
+    s.seconds = 1.0;
+    s.rt60 = 0.2;
+    s.seed = 41;
+    const Scenario q = quieterTwin(s, -20.0);
+    CHECK(q.levelDb == -20.0);
+    CHECK(q.seed == s.seed);
+    CHECK(q.name.size() > 8);
+    CHECK(q.name.substr(q.name.size() - 8) == "-quiet20");
+    const RenderedScenario loud = render(s), quiet = render(q);
+    for (const auto member : {&RenderedScenario::ref, &RenderedScenario::near, &RenderedScenario::echo, &RenderedScenario::noise,
+                              &RenderedScenario::mic})
+        for (std::size_t c = 0; c < (loud.*member).size(); ++c)
+            for (std::size_t i = 0; i < (loud.*member)[c].size(); i += 97)
+                REQUIRE((quiet.*member)[c][i] == Approx(0.1 * (loud.*member)[c][i]).margin(1e-15));
+    CHECK(quiet.measuredEnrDb == Approx(loud.measuredEnrDb).margin(1e-9));
+    CHECK(quiet.farActive.size() == loud.farActive.size());
+}
+
 TEST_CASE("espeak-ng speech resampled to 16 kHz (skipped without espeak-ng)", "[corpus]")
 {
     try {

@@ -22,7 +22,7 @@ enum class TargetProfile { CiRls, RealtimeCpu, CpuDefaults };
 
 // Checks one scenario. `results` holds every canceller's figures for it (Quell's named "quell"); `earlier`
 // Quell's figures of the scenarios checked before it (a narrowband far end is compared with its full-band
-// twin). Appends a line per missed target to `failures`.
+// twin, a quiet call with its full-level one). Appends a line per missed target to `failures`.
 void checkTargets(const std::string& scenario, const std::vector<ScenarioResult>& results, double delayFoundMs,
                   double bulkDelayMs, long reinitialisations, const std::map<std::string, EchoFigures>& earlier,
                   std::vector<std::string>& failures, TargetProfile profile = TargetProfile::CiRls);

@@ -174,7 +174,7 @@ int main(int argc, char** argv)
     }
     std::vector<std::string> failures;
     std::vector<ScenarioResult> results;
-    std::map<std::string, EchoFigures> quellEarlier;   // Quell's figures by scenario, for the narrowband twins
+    std::map<std::string, EchoFigures> quellEarlier;   // Quell's figures by scenario, for the narrowband and quiet twins
     nlohmann::ordered_json report = {{"corpus", corpus}, {"results", nlohmann::ordered_json::array()}};
     std::printf("%-40s %-10s %8s %8s %6s %6s %7s %8s %7s %7s %8s %7s %7s %6s %6s %8s\n", "scenario", "canceller", "erle_db",
                 "mic/out", "t10_s", "t20_s", "reconv", "min_erle", "dt_snr", "alone_l", "nsnr_fit", "loud_db", "loud_ch",
