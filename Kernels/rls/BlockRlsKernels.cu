@@ -125,8 +125,8 @@ __device__ void storeTile(const Geometry& g, const Buffers& b, float4 (&p)[4], f
 // A tile's start: false (with a diagonal tile's trace part written) when P has no update this block;
 // else p holds P = I / delta (count 0, mu 1) or the tile of P (zero outside P) with the deferred update's
 // count and mu.
-__device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int column, bool inside, float invDelta, float4 (&p)[4],
-                          float& mu, int& count)
+__device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int column, bool inside, float4 (&p)[4], float& mu,
+                          int& count)
 {
     const int reinit = b.state->reinitP, pending = b.state->pending;
     const bool diagonal = row0 == column;
@@ -138,7 +138,7 @@ __device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int col
     mu = 1.0f;
     count = 0;
     if (reinit) {
-        identityTile(p, diagonal, row0, g.taps, invDelta);
+        identityTile(p, diagonal, row0, g.taps, static_cast<float>(1.0 / b.state->delta));
         return true;
     }
     for (int r = 0; r < 4; ++r)
@@ -161,7 +161,7 @@ __device__ bool startTile(const Geometry& g, const Buffers& b, int row0, int col
 // N = 2048 426 k -> 454 k, 4096 195 k -> 230 k, 8192 61 k -> 85 k; a batch of 256 at N = 512, k = 32
 // 7.97 M -> 8.51 M channel-samples/s; N = 1024 the same within 2 %.
 constexpr int kStartTile = 64, kStartSteps = 16;
-__global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all, float invDelta)
+__global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all)
 {
     if (blockIdx.y > blockIdx.x)
         return;
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all,
     float4 p[4];
     float mu;
     int count;
-    if (!startTile(g, b, row0, column, inside, invDelta, p, mu, count))
+    if (!startTile(g, b, row0, column, inside, p, mu, count))
         return; // the whole block: the flags are the stream's
     const int loadStep = static_cast<int>(threadIdx.x) / (kStartTile / 4), loadQuad = static_cast<int>(threadIdx.x) % (kStartTile / 4);
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -406,8 +406,7 @@ std::size_t recurrenceSharedBytes(int k)
 // One block of kThreads; the k-step recurrence of dsp::BlockRls::step, in float64, for k above
 // eliminationKernel's. A is symmetric, so (A g)_a is read down column a (consecutive threads,
 // consecutive addresses).
-__global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, int checkStep, double lambda, double traceBound,
-                                 float* out)
+__global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, int checkStep, double lambda, float* out)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     out += blockIdx.z * g.callPitch;
@@ -427,6 +426,7 @@ __global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, in
     double* scratch = tail + 6 * kk;
     const int t = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
     State* st = b.state;
+    const double traceBound = static_cast<double>(g.taps) / st->delta;
     const bool fresh = begin == 0; // a new block: the deferred update was applied by startBlock
     if (fresh)
         for (int i = t; i < k * k; i += threads) {
@@ -571,7 +571,7 @@ std::size_t eliminationSharedBytes(int k)
 // order of operations whatever the split, so the outputs are bit-identical across splits of the same k.
 template <int kEliminationElements>
 __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers all, int begin, int end, int checkStep,
-                                                                         double lambda, double traceBound, float* out)
+                                                                         double lambda, float* out)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
     out += blockIdx.z * g.callPitch;
@@ -591,6 +591,7 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
     double* held = lam + kk;    // 1: the step does not adapt (paused)
     double* scratch = held + kk; // one per warp (blockSum's, at a trace check)
     State* st = b.state;
+    const double traceBound = static_cast<double>(g.taps) / st->delta;
     for (int i = t; i < end * k; i += kEliminationThreads) {
         const int a = i / k, c = i - a * k;
         M[a * ks + c] = c <= a ? b.G[i] : 0.0;
@@ -824,11 +825,11 @@ void buildColumns(const Geometry& g, const Buffers& b, const float* history, con
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
-void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream)
+void startBlock(const Geometry& g, const Buffers& b, cudaStream_t stream)
 {
     const unsigned tiles = static_cast<unsigned>(g.stride / kStartTile);
     const unsigned rowTiles = static_cast<unsigned>((g.taps + kStartTile - 1) / kStartTile);
-    startBlockKernel<<<dim3(tiles, rowTiles, streams(g)), 256, 0, stream>>>(g, b, invDelta);
+    startBlockKernel<<<dim3(tiles, rowTiles, streams(g)), 256, 0, stream>>>(g, b);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -880,8 +881,8 @@ void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaSt
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
-void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
-                float* out, cudaStream_t stream)
+void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, float* out,
+                cudaStream_t stream)
 {
     static const bool attributeSet = [] {
         for (const void* kernel : {reinterpret_cast<const void*>(eliminationKernel<1>), reinterpret_cast<const void*>(eliminationKernel<3>),
@@ -895,15 +896,15 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
     const std::size_t smem = eliminationSharedBytes(g.block);
     const int elements = eliminationElements(g.block);
     if (elements <= 1)
-        eliminationKernel<1><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<1><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
     else if (elements <= 3)
-        eliminationKernel<3><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<3><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
     else if (elements <= 5)
-        eliminationKernel<5><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<5><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
     else if (g.block <= kEliminationBlock)
-        eliminationKernel<9><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        eliminationKernel<9><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
     else
-        recurrenceKernel<<<dim3(1, 1, streams(g)), kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, traceBound, out);
+        recurrenceKernel<<<dim3(1, 1, streams(g)), kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -15,6 +15,7 @@ namespace quell::gpu::blockrls {
 struct State {
     double mu;          // prod of 1 / lambda_j over the block's adapting steps so far
     double lambdaNow;   // the bounded trace's choice: lambda, or 1 while trace(P) is above the bound
+    double delta;       // P = I / delta at a re-initialisation; the bounded trace's bound is taps / delta
     float pendingMu;    // the deferred update: P <- pendingMu (P - sum_l z_l z_l^T), l < pendingCount
     int pendingCount;
     int pending;
@@ -77,17 +78,18 @@ __host__ __device__ inline Buffers streamBuffers(const Geometry& g, const Buffer
 // its flag is nonzero.
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
                   bool adapting, const unsigned char* streamAdapting, double silenceEnergy, cudaStream_t stream);
-// At a block's start: the deferred update of P (or P = I / delta), and trace(P0)'s partial sums.
-void startBlock(const Geometry& g, const Buffers& b, float invDelta, cudaStream_t stream);
+// At a block's start: the deferred update of P (or P = I / delta, each stream's State::delta), and
+// trace(P0)'s partial sums.
+void startBlock(const Geometry& g, const Buffers& b, cudaStream_t stream);
 // V's columns [begin, end) = P0 u_j.
 void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
 // G and H rows [begin, end).
 void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
 // The recurrence over steps [begin, end): outputs to out[0 .. end - begin). checkStep: the step before
-// which the bounded trace is checked, or -1. Up to k = 64 an LDL^T elimination that replays the block
+// which the bounded trace (taps / State::delta, per stream) is checked, or -1. Up to k = 64 an LDL^T elimination that replays the block
 // from its first step (BlockRlsKernels.cu says why); past it the per-step recurrence of dsp::BlockRls.
-void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, double traceBound,
-                float* out, cudaStream_t stream);
+void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, float* out,
+                cudaStream_t stream);
 // The block's end after `steps` steps: w0 += V b; with `restart` (every stream) or a stream's
 // restartAsked, P = I / delta next (restartCovariance), else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
 void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, cudaStream_t stream);

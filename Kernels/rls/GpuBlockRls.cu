@@ -169,6 +169,7 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     blockrls::State initial{};
     initial.mu = 1.0;
     initial.lambdaNow = settings.lambda;
+    initial.delta = settings.delta;
     initial.pendingMu = 1.0f;
     initial.reinitP = 1; // the first block's start writes P = I / delta
     m.initialStates.assign(n, initial);
@@ -205,7 +206,7 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
     const double silence = settings.silenceFloor * static_cast<double>(g.taps);
     blockrls::buildColumns(g, buffers, history, mic.get(), static_cast<int>(offset), begin, end, adapting, callAdapting, silence, s);
     if (begin == 0)
-        blockrls::startBlock(g, buffers, static_cast<float>(1.0 / settings.delta), s);
+        blockrls::startBlock(g, buffers, s);
     blockrls::computeV(g, buffers, begin, end, s);
     blockrls::computeGram(g, buffers, begin, end, s);
     // The recurrence in launches that each hold at most one bounded-trace check, at the same samples as
@@ -215,15 +216,14 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
         if (++sinceCheck > settings.traceCheckSamples) {
             sinceCheck = 1;
             if (check >= 0) {
-                blockrls::recurrence(g, buffers, from, j, check, settings.lambda, dsp::traceBound(settings),
-                                     out.get() + offset + static_cast<std::size_t>(from - begin), s);
+                blockrls::recurrence(g, buffers, from, j, check, settings.lambda, out.get() + offset + static_cast<std::size_t>(from - begin),
+                                     s);
                 from = j;
             }
             check = j;
         }
     }
-    blockrls::recurrence(g, buffers, from, end, check, settings.lambda, dsp::traceBound(settings),
-                         out.get() + offset + static_cast<std::size_t>(from - begin), s);
+    blockrls::recurrence(g, buffers, from, end, check, settings.lambda, out.get() + offset + static_cast<std::size_t>(from - begin), s);
     columns = end;
     if (columns == g.block) {
         blockrls::finishBlock(g, buffers, columns, false, s);
@@ -476,6 +476,18 @@ void GpuBlockRls::restartCovariance()
 {
     Impl& m = *impl_;
     m.enqueueRestart();
+    m.stream.synchronize();
+}
+
+void GpuBlockRls::setRestartDelta(int stream, double delta)
+{
+    Impl& m = *impl_;
+    if (stream < 0 || stream >= m.geometry.streams)
+        throw std::out_of_range("GpuBlockRls::setRestartDelta: no stream " + std::to_string(stream));
+    if (!(delta > 0.0) || !std::isfinite(delta))
+        throw std::invalid_argument("GpuBlockRls::setRestartDelta: delta must be positive (got " + std::to_string(delta) + ")");
+    blockrls::State* st = m.state.get() + stream;
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(&st->delta, &delta, sizeof(delta), cudaMemcpyHostToDevice, m.stream.get()));
     m.stream.synchronize();
 }
 

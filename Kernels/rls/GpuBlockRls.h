@@ -77,6 +77,11 @@ public:
     // One stream of a batch: P = I / delta from the end of the current block on (within k samples), w kept;
     // the other streams go on as they were.
     void restartCovariance(int stream);
+    // Stream s's P = I / delta at its later restarts (restartCovariance, the loss of definiteness's) and its
+    // bounded trace's bound taps / delta from its next pass, until reset() or resetStream(s) (as
+    // dsp::Rls::setRestartDelta; aec/FarEndLevelMatch.h says why). Throws std::out_of_range for no such
+    // stream, std::invalid_argument unless delta is positive and finite. Waits for the device.
+    void setRestartDelta(int stream, double delta);
     void setAdaptation(bool on) { adapting_ = on; }
     dsp::RlsHealth health(int stream = 0) const;
     int taps() const;

@@ -26,7 +26,9 @@
 // the automatic delta, at most `maxReductionDb` below it) and the covariance restarts with it, the weights
 // kept: only where that lowers delta by `restartDb` or more, as a restart is not free (music 10 dB down
 // lost 2.5 dB of steady ERLE to one). From then on delta follows the level in steps of `stepDb`, for the
-// restarts that come anyway (path changes, alignment moves, the filter's own health check).
+// restarts that come anyway (path changes, alignment moves, the filter's own health check). The CPU RLS
+// filters and the GPU block RLS (per stream of a batch) take the delta; the Kalman filter and NLMS have
+// no such prior.
 //
 // Threading: any one thread; no allocation.
 namespace quell::aec {

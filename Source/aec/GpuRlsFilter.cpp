@@ -53,6 +53,11 @@ public:
     int taps() const override { return tapsPerChannel_; }
     int channels() const override { return farEndChannels_; }
     void restartCovariance() override { rls_.restartCovariance(); }
+    bool setRestartDelta(double delta) override
+    {
+        rls_.setRestartDelta(0, delta);
+        return true;
+    }
     void setAdaptation(bool on) override { rls_.setAdaptation(on); }
     std::vector<float> weights() const override { return rls_.weights(); }
     void copyWeights(std::span<float> out) const override

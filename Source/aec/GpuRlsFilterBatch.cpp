@@ -3,7 +3,9 @@
 #include "aec/LinearFilterBatch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <string>
 
 #if defined(QUELL_HAS_CUDA)
 #include "common/GpuDevice.h"
@@ -35,6 +37,7 @@ public:
         adapting_.assign(n, 1);
         callAdapting_.assign(n, 1);
         restart_.assign(n, 0);
+        pendingDelta_.assign(n, 0.0);
     }
     void process(std::size_t samples, std::span<const unsigned char> idle) override
     {
@@ -51,6 +54,13 @@ public:
                 std::fill_n(refIn(static_cast<int>(s)), samples * c, 0.0f);
             }
         }
+        // A delta asked since the last call, before the call's restarts (rare: a canceller matches its far
+        // end's level once, and follows it in steps).
+        for (std::size_t s = 0; s < n; ++s)
+            if (pendingDelta_[s] > 0.0) {
+                rls_.setRestartDelta(static_cast<int>(s), pendingDelta_[s]);
+                pendingDelta_[s] = 0.0;
+            }
         rls_.processBatch(mic_.data(), ref_.data(), out_.data(), samples, maxCall(), callAdapting_.data(), restart_.data());
         std::fill(restart_.begin(), restart_.end(), 0);
     }
@@ -59,9 +69,17 @@ public:
         rls_.resetStream(stream);
         adapting_[static_cast<std::size_t>(stream)] = 1;
         restart_[static_cast<std::size_t>(stream)] = 0;
+        pendingDelta_[static_cast<std::size_t>(stream)] = 0.0;
     }
     void setAdaptation(int stream, bool on) override { adapting_[static_cast<std::size_t>(stream)] = on ? 1 : 0; }
     void restartCovariance(int stream) override { restart_[static_cast<std::size_t>(stream)] = 1; }
+    bool setRestartDelta(int stream, double delta) override
+    {
+        if (!(delta > 0.0) || !std::isfinite(delta))
+            throw std::invalid_argument("GPU filter batch: delta must be positive (got " + std::to_string(delta) + ")");
+        pendingDelta_[static_cast<std::size_t>(stream)] = delta;
+        return true;
+    }
     void copyWeights(int stream, std::span<float> out) const override
     {
         copyPadded({rls_.mirroredWeights(stream), static_cast<std::size_t>(taps() * channels())}, out);
@@ -79,6 +97,7 @@ private:
     int k_ = 32;
     std::string device_;
     std::vector<unsigned char> adapting_, callAdapting_, restart_;   // per stream: asked, this call's, restart marks
+    std::vector<double> pendingDelta_;   // per stream: a restart delta asked for since the last call, or 0
 };
 
 } // namespace

@@ -65,7 +65,7 @@ public:
     virtual void restartCovariance() {}
     // P = I / delta at every later restart, the filter's own included, until reset() (which goes back to
     // the settings' delta): FarEndLevelMatch.h says why. Returns whether the filter takes it; filters
-    // without a covariance prior (the Kalman filter, NLMS) and the GPU RLS do not.
+    // without a covariance prior (the Kalman filter, NLMS) do not.
     virtual bool setRestartDelta(double /*delta*/) { return false; }
     // Off: the weights (and any covariance) stay as they are from the next sample on; the output is still
     // the microphone minus the filter's estimate.

@@ -51,7 +51,7 @@ public:
     virtual void resetStream(int stream) = 0;
     virtual void setAdaptation(int stream, bool on) = 0;
     virtual void restartCovariance(int stream) = 0;
-    // As LinearEchoFilter::setRestartDelta, for stream s; the default (the GPU batch) does not take it.
+    // As LinearEchoFilter::setRestartDelta, for stream s; the default does not take it.
     virtual bool setRestartDelta(int /*stream*/, double /*delta*/) { return false; }
     // The stream's weights after the last call (taps() x channels(); missing ones zero), without allocating.
     virtual void copyWeights(int stream, std::span<float> out) const = 0;

@@ -14,7 +14,7 @@
 #include "aec/FarEndLevelMatch.h"
 #include "dsp/FastRls.h"
 #include "dsp/Rls.h"
-#include "support/CancelWhole.h"
+#include "support/QuietFarEndScene.h"
 #include "support/Signals.h"
 
 using namespace quell;
@@ -183,36 +183,11 @@ TEST_CASE("A restart delta set on the RLS filters is the delta they start from a
 
 namespace {
 
-// CPU defaults without the suppressor (no added latency: the output lines up with the microphone).
-std::vector<float> cancelLinear(std::span<const float> mic, std::span<const float> ref)
+aec::EchoCancellerSettings cpuDefaults()
 {
     aec::EchoCancellerSettings s;
     s.backend = aec::Backend::Cpu;
-    s.suppressor.enabled = false;
-    aec::EchoCanceller canceller;
-    canceller.prepare(s, {.maximumBlockSize = 160});
-    REQUIRE(canceller.latencySamples() == 0);
-    return test::cancelWhole(canceller, mic, ref, 160);
-}
-
-// The linear filter's echo reduction (dB) from 1 s to 5 s of a white far end at farRms through a room,
-// with noise 35 dB under the echo: CPU defaults (the fast RLS, 4096 taps and its companions), no
-// suppressor, so the figure is the filter's (the eval's steady ERLE is taken from 1 s on as well).
-double linearReductionDb(double farRms)
-{
-    constexpr int rate = 16000;
-    const std::size_t n = 5 * rate, from = rate;
-    const auto far = test::whiteNoise(n, 91, farRms);
-    auto room = test::randomSystem(2400, 92, 2400.0 / 6.9);
-    const auto echo = test::convolve(std::span<const double>(far), std::span<const double>(room));
-    const auto noise = test::whiteNoise(n, 93, farRms * std::pow(10.0, -35.0 / 20.0));
-    std::vector<float> mic(n), ref(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        mic[i] = static_cast<float>(echo[i] + noise[i]);
-        ref[i] = static_cast<float>(far[i]);
-    }
-    const auto out = cancelLinear(mic, ref);
-    return test::reductionDb(std::span<const float>(mic).subspan(from, n - from), std::span<const float>(out).subspan(from, n - from));
+    return s;
 }
 
 } // namespace
@@ -222,7 +197,7 @@ TEST_CASE("A far end 20 dB under speech level is cancelled about as deeply as on
     // At -26 dBFS (the level delta was chosen at) and at -46: before the level match the quiet one fell
     // far short (here 34.6 against 20.7 dB; the corpus's white far end: 40.7 against 23.4 dB of steady
     // ERLE); with it 34.6 and 34.0.
-    const double loud = linearReductionDb(0.05), quiet = linearReductionDb(0.005);
+    const double loud = test::quietFarEndReductionDb(cpuDefaults(), 0.05), quiet = test::quietFarEndReductionDb(cpuDefaults(), 0.005);
     INFO("echo reduction from 1 s to 5 s: far end at -26 dBFS " << loud << " dB, at -46 dBFS " << quiet << " dB");
     CHECK(loud > 30.0);
     CHECK(quiet > loud - 3.0);
@@ -246,8 +221,8 @@ TEST_CASE("A faint line that makes no echo keeps the fixed prior: the near end i
     }
     // What the canceller took from the microphone, against a run with a silent far end (the high-pass
     // and nothing else).
-    const auto out = cancelLinear(mic, ref);
-    const auto alone = cancelLinear(mic, std::vector<float>(n, 0.0f));
+    const auto out = test::cancelLinear(cpuDefaults(), mic, ref);
+    const auto alone = test::cancelLinear(cpuDefaults(), mic, std::vector<float>(n, 0.0f));
     std::vector<float> lost(n - rate);
     for (std::size_t i = 0; i < lost.size(); ++i)
         lost[i] = alone[rate + i] - out[rate + i];

@@ -112,6 +112,20 @@ std::vector<float> sliceStreams(const std::vector<float>& all, std::size_t strea
     return slice;
 }
 
+// `streams` echoes of coloured noise through 128-tap paths (seeds from seed0 on), their microphones and
+// far ends stream after stream (the batch's planar layout).
+void stackStreams(std::size_t streams, std::size_t samples, std::uint32_t seed0, std::vector<Echo>& echoes, std::vector<float>& mic,
+                  std::vector<float>& ref)
+{
+    mic.assign(streams * samples, 0.0f);
+    ref.assign(streams * samples, 0.0f);
+    for (std::size_t i = 0; i < streams; ++i) {
+        echoes.push_back(makeEcho(samples, 128, seed0 + static_cast<std::uint32_t>(i), true));
+        std::copy(echoes[i].d.begin(), echoes[i].d.end(), mic.begin() + static_cast<std::ptrdiff_t>(i * samples));
+        std::copy(echoes[i].x.begin(), echoes[i].x.end(), ref.begin() + static_cast<std::ptrdiff_t>(i * samples));
+    }
+}
+
 bool allFinite(const std::vector<float>& v)
 {
     return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
@@ -429,12 +443,8 @@ TEST_CASE("GPU block RLS: restarting one stream of a batch leaves the others bit
     constexpr int streams = 3;
     const auto s = settingsFor(128);
     std::vector<Echo> echoes;
-    std::vector<float> mic(streams * samples), ref(streams * samples);
-    for (std::size_t i = 0; i < streams; ++i) {
-        echoes.push_back(makeEcho(samples, 128, 40u + static_cast<std::uint32_t>(i), true));
-        std::copy(echoes[i].d.begin(), echoes[i].d.end(), mic.begin() + static_cast<std::ptrdiff_t>(i * samples));
-        std::copy(echoes[i].x.begin(), echoes[i].x.end(), ref.begin() + static_cast<std::ptrdiff_t>(i * samples));
-    }
+    std::vector<float> mic, ref;
+    stackStreams(streams, samples, 40u, echoes, mic, ref);
     auto planar = [&](std::size_t from, std::size_t n, std::vector<float>& m, std::vector<float>& r) {
         m = sliceStreams(mic, streams, samples, 1, from, n);
         r = sliceStreams(ref, streams, samples, 1, from, n);
@@ -467,6 +477,83 @@ TEST_CASE("GPU block RLS: restarting one stream of a batch leaves the others bit
     CHECK(atRestart < -20.0);
     CHECK(after < -30.0);
     CHECK(after < atRestart - 5.0);
+}
+
+TEST_CASE("GPU block RLS: a stream's restart delta is the delta its P restarts from, until it is reset",
+          "[gpu][rls][block-rls][levelmatch]")
+{
+    // As dsp::Rls::setRestartDelta (Tests/cpu/FarEndLevelMatchTests.cpp), per stream of a batch:
+    //  - stream 1 told delta 0.001 before its first sample starts from P = I / 0.001 (and the bounded
+    //    trace's bound taps / 0.001): the bits of a lone filter prepared with 0.001; streams 0 and 2 those
+    //    of lone filters with the settings' 0.03;
+    //  - told 0.001 and restarted mid-run, its outputs equal those of the same restart without the new
+    //    delta up to the restart and differ after it, the other streams' not at all;
+    //  - after resetStream(1), a 0.03 filter again.
+    constexpr std::size_t samples = 4000, first = 2016; // 63 passes of 32
+    constexpr int streams = 3;
+    auto s = settingsFor(128);
+    s.delta = 0.03;
+    auto small = s;
+    small.delta = 0.001;
+    std::vector<Echo> echoes;
+    std::vector<float> mic, ref;
+    stackStreams(streams, samples, 70u, echoes, mic, ref);
+    auto lone = [&](const RlsSettings& settings, int stream) {
+        GpuBlockRls f;
+        f.prepare(settings, 32, 4096, 1);
+        std::vector<float> e(samples);
+        f.process(echoes[static_cast<std::size_t>(stream)].d.data(), echoes[static_cast<std::size_t>(stream)].x.data(), e.data(), samples);
+        return e;
+    };
+    auto part = [&](std::size_t stream, const std::vector<float>& all, std::size_t from, std::size_t n) {
+        return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(stream * samples + from),
+                                  all.begin() + static_cast<std::ptrdiff_t>(stream * samples + from + n));
+    };
+    GpuBlockRls batch;
+    batch.prepare(s, 32, 4096, streams);
+    batch.setRestartDelta(1, 0.001);
+    CHECK_THROWS_AS(batch.setRestartDelta(streams, 0.001), std::out_of_range);
+    CHECK_THROWS_AS(batch.setRestartDelta(0, -1.0), std::invalid_argument);
+    std::vector<float> out(streams * samples);
+    batch.processBatch(mic.data(), ref.data(), out.data(), samples);
+    for (int i = 0; i < streams; ++i) {
+        INFO("stream " << i);
+        CHECK(part(static_cast<std::size_t>(i), out, 0, samples) == lone(i == 1 ? small : s, i));
+    }
+    CHECK(part(1, out, 0, samples) != lone(s, 1));
+
+    // Mid-run, two batches restart stream 1 after `first` samples, one with the new delta.
+    std::vector<float> o1(streams * samples), o2(streams * samples), m, r, e(streams * samples);
+    GpuBlockRls told, plain;
+    for (auto* b : {&told, &plain})
+        b->prepare(s, 32, 4096, streams);
+    auto run = [&](GpuBlockRls& b, std::vector<float>& o) {
+        for (const auto& [from, n] : {std::pair{std::size_t{0}, first}, std::pair{first, samples - first}}) {
+            m = sliceStreams(mic, streams, samples, 1, from, n);
+            r = sliceStreams(ref, streams, samples, 1, from, n);
+            b.processBatch(m.data(), r.data(), e.data(), n);
+            for (std::size_t i = 0; i < streams; ++i)
+                std::copy(e.begin() + static_cast<std::ptrdiff_t>(i * n), e.begin() + static_cast<std::ptrdiff_t>((i + 1) * n),
+                          o.begin() + static_cast<std::ptrdiff_t>(i * samples + from));
+            if (from == 0) {
+                if (&b == &told)
+                    b.setRestartDelta(1, 0.001);
+                b.restartCovariance(1);
+            }
+        }
+    };
+    run(told, o1);
+    run(plain, o2);
+    CHECK(part(0, o1, 0, samples) == part(0, o2, 0, samples));
+    CHECK(part(2, o1, 0, samples) == part(2, o2, 0, samples));
+    CHECK(part(1, o1, 0, first + 32) == part(1, o2, 0, first + 32));
+    CHECK(part(1, o1, first + 32, samples - first - 32) != part(1, o2, first + 32, samples - first - 32));
+
+    batch.resetStream(0);
+    batch.resetStream(1);
+    batch.resetStream(2);
+    batch.processBatch(mic.data(), ref.data(), out.data(), samples);
+    CHECK(part(1, out, 0, samples) == lone(s, 1));
 }
 
 TEST_CASE("GPU block RLS: a batch with controls per stream gives each stream a lone filter's bits", "[gpu][rls][block-rls][multistream]")
