@@ -4,9 +4,10 @@
 // end aligned to its echo (FarEndAligner: bulk delay, clock drift); the adaptive linear filter that
 // the filter plan chose (FilterPlan.h: RLS on the GPU or the CPU, the frequency-domain Kalman filter, NLMS)
 // as the background of a two-path scheme whose fixed foreground copy makes the output (double-talk
-// protection; ForegroundEchoFilter), steered by PathChangeDetector and AdaptationGate and kept no louder
-// than the microphone (OutputGuard); then residual echo suppression with comfort noise
-// (ResidualEchoSuppressor), whose frame delays the output by latencySamples(). One microphone channel;
+// protection; ForegroundEchoFilter), steered by PathChangeDetector, AdaptationGate and FarEndLevelMatch
+// (RLS's delta against a quiet far end) and kept no louder than the microphone (OutputGuard); then
+// residual echo suppression with comfort noise (ResidualEchoSuppressor), whose frame delays the output
+// by latencySamples(). One microphone channel;
 // the far end may be stereo (the spec's channels = 2): then one filter over both loudspeaker channels
 // learns the two echo paths together.
 //

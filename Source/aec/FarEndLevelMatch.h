@@ -20,12 +20,12 @@
 //    `minLearntSegments`, and `referenceDbfs` is a peak level.
 //  - The match must come early: the fast RLS restarts its predictors from a zero past, and for a filter
 //    length after the restart its weights learn from that; the later the restart, the longer that stays
-//    in a 2.5 s memory. Matched after 30 learnt segments instead of 10, a 5 s double talk 20 dB down kept
-//    its near end at 16.8 dB after the fit instead of 42.2 (its full-level twin: 42.7).
+//    in a 2.5 s memory. Matched after 30 learnt segments (with the level a mean), CI's 5 s double talk
+//    20 dB down kept its near end at 16.8 dB after the fit; with this rule 41.0 (its full-level twin: 42.7).
 // At the match delta becomes the automatic one scaled by the level against the reference (never above
 // the automatic delta, at most `maxReductionDb` below it) and the covariance restarts with it, the weights
 // kept: only where that lowers delta by `restartDb` or more, as a restart is not free (music 10 dB down
-// lost 2.5 dB of steady ERLE to one). From then on delta follows the level in steps of `stepDb`, for the
+// lost 2.3 dB of steady ERLE to one). From then on delta follows the level in steps of `stepDb`, for the
 // restarts that come anyway (path changes, alignment moves, the filter's own health check). The CPU RLS
 // filters and the GPU block RLS (per stream of a batch) take the delta; the Kalman filter and NLMS have
 // no such prior.
