@@ -484,8 +484,7 @@ void GpuBlockRls::setRestartDelta(int stream, double delta)
     Impl& m = *impl_;
     if (stream < 0 || stream >= m.geometry.streams)
         throw std::out_of_range("GpuBlockRls::setRestartDelta: no stream " + std::to_string(stream));
-    if (!(delta > 0.0) || !std::isfinite(delta))
-        throw std::invalid_argument("GpuBlockRls::setRestartDelta: delta must be positive (got " + std::to_string(delta) + ")");
+    dsp::validateDelta(delta);
     blockrls::State* st = m.state.get() + stream;
     QUELL_CUDA_CHECK(cudaMemcpyAsync(&st->delta, &delta, sizeof(delta), cudaMemcpyHostToDevice, m.stream.get()));
     m.stream.synchronize();

@@ -32,6 +32,15 @@ public:
         return {w.begin(), w.end()};
     }
     void copyWeights(std::span<float> out) const override { copyPadded(filter_.weights(), out); }
+    bool setRestartDelta(double delta) override
+    {
+        if constexpr (requires { filter_.setRestartDelta(delta); }) {
+            filter_.setRestartDelta(delta);
+            return true;
+        } else {
+            return false;   // no covariance prior (the Kalman filter, NLMS)
+        }
+    }
     dsp::RlsHealth health() const override
     {
         if constexpr (requires { filter_.health(); })

@@ -21,11 +21,6 @@ public:
     int taps() const override { return filter_.settings().tapsPerChannel; }
     int channels() const override { return filter_.settings().channels; }
     void restartCovariance() override { filter_.restartCovariance(); }
-    bool setRestartDelta(double delta) override
-    {
-        filter_.setRestartDelta(delta);
-        return true;
-    }
     std::string description() const override
     {
         if (channels() > 1)
@@ -41,11 +36,6 @@ public:
     int taps() const override { return filter_.taps(); }
     int channels() const override { return 1; }
     void restartCovariance() override { filter_.restartCovariance(); }
-    bool setRestartDelta(double delta) override
-    {
-        filter_.setRestartDelta(delta);
-        return true;
-    }
     std::string description() const override { return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps"; }
 };
 

@@ -170,11 +170,10 @@ private:
     std::span<const float> heardPart(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k);
     // The output's samples into the distortion stage and the segment's energies.
     void observeOutput(std::span<const float> mk, std::span<const float> rk, std::span<const float> ok);
-    // The segment's end: the aligner's, the path-change detector's, the gate's (adapting_) and the
-    // distortion stage's verdicts. Returns whether the echo path changed; the caller restarts the filter
-    // and sets its adaptation at the right sample.
-    // What a segment's end decides for the adaptive filter: a suspected echo-path change, and a
-    // covariance restart (the path change's, or delta matched to the far end's level).
+    // The segment's end: the aligner's, the path-change detector's, the gate's (adapting_), the level
+    // match's and the distortion stage's verdicts. Returns what it decides for the adaptive filter: a
+    // suspected echo-path change, and a covariance restart (the path change's, or delta matched to the
+    // far end's level); the caller restarts the filter and sets its adaptation at the right sample.
     struct SegmentVerdict {
         bool pathChanged = false;
         bool restart = false;

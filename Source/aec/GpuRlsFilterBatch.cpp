@@ -3,9 +3,7 @@
 #include "aec/LinearFilterBatch.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
-#include <string>
 
 #if defined(QUELL_HAS_CUDA)
 #include "common/GpuDevice.h"
@@ -75,8 +73,7 @@ public:
     void restartCovariance(int stream) override { restart_[static_cast<std::size_t>(stream)] = 1; }
     bool setRestartDelta(int stream, double delta) override
     {
-        if (!(delta > 0.0) || !std::isfinite(delta))
-            throw std::invalid_argument("GPU filter batch: delta must be positive (got " + std::to_string(delta) + ")");
+        dsp::validateDelta(delta);   // here, where it is asked, not at the next call
         pendingDelta_[static_cast<std::size_t>(stream)] = delta;
         return true;
     }

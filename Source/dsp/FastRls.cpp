@@ -44,14 +44,13 @@ void FastRls::prepare(const RlsSettings& settings)
 
 void FastRls::setRestartDelta(double delta)
 {
-    if (!(delta > 0.0) || !std::isfinite(delta))
-        throw std::invalid_argument("fast RLS: delta must be positive (got " + std::to_string(delta) + ")");
+    validateDelta(delta);
     epsilon_ = initialEnergyPerDelta * delta;
 }
 
 void FastRls::reset()
 {
-    epsilon_ = initialEnergyPerDelta * settings_.delta;
+    setRestartDelta(settings_.delta);
     std::fill(farEnd_.begin(), farEnd_.end(), 0.0);
     std::fill(w_.begin(), w_.end(), 0.0);
     std::fill(weightsOut_.begin(), weightsOut_.end(), 0.0f);

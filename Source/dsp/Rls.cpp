@@ -152,6 +152,12 @@ void Rls<T>::rowPass(std::size_t begin, std::size_t end, bool pending)
     }
 }
 
+void validateDelta(double delta)
+{
+    if (!(delta > 0.0) || !std::isfinite(delta))
+        throw std::invalid_argument("delta must be positive (got " + std::to_string(delta) + ")");
+}
+
 double traceBound(const RlsSettings& s) { return static_cast<double>(s.totalTaps()) / s.delta; }
 
 void validate(const RlsSettings& s)
@@ -163,8 +169,7 @@ void validate(const RlsSettings& s)
                                     + " x " + std::to_string(s.tapsPerChannel) + ")");
     if (!(s.lambda > 0.0 && s.lambda <= 1.0) || !(s.lambda >= 0.9))
         throw std::invalid_argument("lambda must lie in [0.9, 1] (got " + std::to_string(s.lambda) + ")");
-    if (!(s.delta > 0.0) || !std::isfinite(s.delta))
-        throw std::invalid_argument("delta must be positive (got " + std::to_string(s.delta) + ")");
+    validateDelta(s.delta);
     if (!(s.silenceFloor >= 0.0))
         throw std::invalid_argument("silenceFloor must be non-negative");
     if (s.traceCheckSamples < 1)
@@ -202,8 +207,7 @@ void Rls<T>::reinitialiseP()
 template <typename T>
 void Rls<T>::setRestartDelta(double delta)
 {
-    if (!(delta > 0.0) || !std::isfinite(delta))
-        throw std::invalid_argument("RLS: delta must be positive (got " + std::to_string(delta) + ")");
+    validateDelta(delta);
     restartDelta_ = delta;
     RlsSettings bound = settings_;
     bound.delta = delta;
@@ -213,8 +217,7 @@ void Rls<T>::setRestartDelta(double delta)
 template <typename T>
 void Rls<T>::reset()
 {
-    restartDelta_ = settings_.delta;
-    traceBound_ = traceBound(settings_);
+    setRestartDelta(settings_.delta);
     reinitialiseP();
     w_.zero();
     u_.reset();

@@ -30,6 +30,8 @@ struct RlsHealth {
 
 // Validates settings; throws std::invalid_argument with a message naming the bad value.
 void validate(const RlsSettings& settings);
+// The check validate() makes of delta, for a delta set later (the filters' setRestartDelta).
+void validateDelta(double delta);
 
 // The trace of P(0) = I / delta: the RLS (CPU and GPU) stops forgetting while trace(P) is above it.
 double traceBound(const RlsSettings& settings);

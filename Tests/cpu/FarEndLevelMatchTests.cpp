@@ -138,10 +138,11 @@ TEST_CASE("A restart delta set on the RLS filters is the delta they start from a
     // A filter prepared with delta 0.03, told 0.001 and restarted before any sample, gives the samples of
     // one prepared with 0.001; after reset() those of one prepared with 0.03 again.
     const std::size_t n = 6000;
-    const auto far = test::cast<float>(std::span<const double>(test::colouredNoise(n, 7, 0.02)));
+    const auto farEnd = test::colouredNoise(n, 7, 0.02);
+    const auto far = test::cast<float>(std::span<const double>(farEnd));
     std::vector<float> mic(n);
     const auto path = test::randomSystem(64, 8, 20.0);
-    const auto echo = test::convolve(std::span<const double>(test::colouredNoise(n, 7, 0.02)), std::span<const double>(path));
+    const auto echo = test::convolve(std::span<const double>(farEnd), std::span<const double>(path));
     for (std::size_t i = 0; i < n; ++i)
         mic[i] = static_cast<float>(echo[i]) + 1e-4f * static_cast<float>(i % 7);
     auto settings = [](double delta) {
