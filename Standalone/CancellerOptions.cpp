@@ -29,6 +29,14 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
                      : "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
                        "half a core, else the frequency-domain Kalman filter; nlms only where neither fits)",
              [&s](const std::string& v) { s.filter = aec::parseFilterKind("--filter", v); });
+    o.option("--kalman-block", "B",
+             "the Kalman filter's block, a power of two from 16 to 4096, or auto (default: auto,\n"
+             "about taps / 32 from 64 to 256; smaller adapts more often and costs more)",
+             [&s](const std::string& v) {
+                 s.kalmanBlockSize = v == "auto" ? 0 : io::parseInt("--kalman-block", v, 16, 4096);
+                 if ((s.kalmanBlockSize & (s.kalmanBlockSize - 1)) != 0)
+                     throw io::UsageError("--kalman-block must be a power of two (got " + v + ")");
+             });
     o.option("--suppression", "DB",
              "residual echo suppression after the filter, at most DB of attenuation, 0 to 60\n"
              "(default 40; 0 = the linear filter alone, with no suppressor and its 8 ms frame)",

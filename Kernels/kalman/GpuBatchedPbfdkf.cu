@@ -82,8 +82,8 @@ void GpuBatchedPbfdkf::prepare(const dsp::PbfdkfSettings& settings, int streams,
     g.partitions = (settings.taps + block - 1) / block;
     g.taps = settings.taps;
 
-    m.schedule.firstNoise = 1.0 - settings.transition * settings.transition;
-    m.schedule.lastNoise = 1.0 - settings.finalTransition * settings.finalTransition;
+    m.schedule.firstNoise = dsp::processNoisePerBlock(settings.transition, block);
+    m.schedule.lastNoise = dsp::processNoisePerBlock(settings.finalTransition, block);
     m.schedule.growthBlocks = settings.transitionGrowthBlocks;
     m.schedule.uncertaintyScale = settings.uncertaintyScale;
     m.schedule.residualWeight = static_cast<float>(settings.residualWeight);

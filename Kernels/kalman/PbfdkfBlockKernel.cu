@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/CudaCheck.cuh"
+#include "dsp/PbfdkfSettings.h"
 #include "kalman/SharedMemoryFft.cuh"
 
 namespace quell::gpu::kalman {
@@ -160,10 +161,21 @@ __global__ void __launch_bounds__(256) pbfdkfBlockKernel(BatchGeometry g, BatchS
     }
     float cap = static_cast<float>(scalars.uncertaintyCap);
     if (scalars.pending != 0) {
-        // Phi(0) from the first block with an active far end, as the CPU measures it.
-        if (!(farEnergy > 1e-6 * static_cast<double>(B)))
+        // Phi(0) from the far end's first active stretch of kPriorMeasureSamples, as the CPU measures it
+        // (an inactive block ends a stretch; every thread reads the scalars before thread 0 writes them).
+        const bool active = farEnergy > 1e-6 * static_cast<double>(B);
+        const double stretchFar = scalars.priorFarEnergy + farEnergy, stretchMic = scalars.priorMicEnergy + micEnergy;
+        const int stretchSamples = scalars.priorSamples + B;
+        if (!active || stretchSamples < dsp::kPriorMeasureSamples) {
+            __syncthreads();
+            if (tid == 0) {
+                scalars.priorFarEnergy = active ? stretchFar : 0.0;
+                scalars.priorMicEnergy = active ? stretchMic : 0.0;
+                scalars.priorSamples = active ? stretchSamples : 0;
+            }
             return;
-        const double first = schedule.uncertaintyScale * (micEnergy / farEnergy);
+        }
+        const double first = schedule.uncertaintyScale * (stretchMic / stretchFar);
         for (int p = 0; p < P; ++p) {
             const float value = static_cast<float>(first * state.priorProfile[p]);
             for (int f = tid; f < H; f += threads)
@@ -174,6 +186,8 @@ __global__ void __launch_bounds__(256) pbfdkfBlockKernel(BatchGeometry g, BatchS
         if (tid == 0) {
             scalars.uncertaintyCap = first * state.priorProfile[0];
             scalars.pending = 0;
+            scalars.priorSamples = 0;
+            scalars.priorFarEnergy = scalars.priorMicEnergy = 0.0;
         }
     }
 

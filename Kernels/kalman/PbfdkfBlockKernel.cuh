@@ -26,8 +26,10 @@ struct StreamScalars {
     unsigned long long reinitialisations = 0;
     unsigned long long pausedSamples = 0;
     unsigned long long sanitisedSamples = 0;
-    int pending = 1;                        // Phi waits for the first active far-end block
-    int padding = 0;
+    int pending = 1;                        // Phi waits for the far end's first active stretch
+    int priorSamples = 0;                   // while pending: the stretch's samples so far,
+    double priorFarEnergy = 0.0;            // and its far-end and microphone energies
+    double priorMicEnergy = 0.0;            // (dsp::kPriorMeasureSamples)
 };
 
 struct BatchGeometry {

@@ -49,6 +49,10 @@ void validate(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
     if (!(s.maxDelaySeconds >= 0.0 && s.maxDelaySeconds <= kMaxDelaySeconds) || !(s.alignMarginSeconds >= 0.0))
         bad("maxDelaySeconds must be in [0, " + std::to_string(static_cast<int>(kMaxDelaySeconds))
             + "] and alignMarginSeconds >= 0");
+    if (s.kalmanBlockSize != 0
+        && (s.kalmanBlockSize < 16 || s.kalmanBlockSize > 4096 || (s.kalmanBlockSize & (s.kalmanBlockSize - 1)) != 0))
+        bad("the Kalman filter's block must be 0 (automatic) or a power of two from 16 to 4096 (got "
+            + std::to_string(s.kalmanBlockSize) + ")");
     if (!(s.cpuRealtimeBudget >= 0.0))
         bad("cpuRealtimeBudget must be >= 0");
 }

@@ -52,6 +52,10 @@ struct EchoCancellerSettings {
     // filter with an automatic length, and with a length asked for RLS where it fits the real-time
     // budget (or offline), the Kalman filter otherwise.
     FilterKind filter = FilterKind::Auto;
+    // The Kalman filter's block B, a power of two from 16 to 4096 (dsp::PbfdkfSettings::blockSize); 0 =
+    // automatic (dsp::automaticBlockSize: about taps / 32, 64 to 256). A many-calls batch on the GPU takes
+    // every stream's 10 ms in whole blocks, so it picks one that divides them (MultiStreamCanceller.h).
+    int kalmanBlockSize = 0;
     // Real-time use: the fraction of one core the CPU filter may take at this rate (0: no limit, offline).
     // When RLS of `taps` does not fit, the Kalman filter of the same length runs instead (NLMS only if
     // that does not fit either; see CpuFilterChoice.h) and backendDescription() says which.

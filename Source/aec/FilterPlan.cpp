@@ -150,7 +150,9 @@ dsp::PbfdkfSettings FilterPlan::kalmanSettings() const
     // move along what the correlation leaves undetermined whenever it changes (a far-end talker moves),
     // and the filter must keep following that. Physical corpus, speech, two mics: 27.2 dB steady ERLE with a
     // fixed A, 20.6 with the schedule.
-    k.transitionGrowthBlocks = k.channels == 1 ? kKalmanMemoryGrowthSeconds * spec.sampleRate / dsp::automaticBlockSize(k.taps) : 0.0;
+    k.blockSize = kalmanBlockSize;
+    const int block = kalmanBlockSize != 0 ? kalmanBlockSize : dsp::automaticBlockSize(k.taps);
+    k.transitionGrowthBlocks = k.channels == 1 ? kKalmanMemoryGrowthSeconds * spec.sampleRate / block : 0.0;
     return k;
 }
 
@@ -217,6 +219,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
     plan.rls = rlsFor(settings, spec, tapsAutomatic ? automaticTaps(settings, spec, plan.choice) : settings.taps);
     plan.spec = spec;
     plan.cpuThreads = settings.cpuThreads;
+    plan.kalmanBlockSize = settings.kalmanBlockSize;
     const dsp::RlsSettings& rls = plan.rls;
     try {
         dsp::validate(rls);

@@ -38,6 +38,7 @@ struct FilterPlan {
     // trace checks; the other filters take the length and channels from here.
     dsp::RlsSettings rls{};
     int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
+    int kalmanBlockSize = 0;    // the Kalman filter's block (0: automatic), from the settings
     dsp::ProcessSpec spec{};    // the canceller's (the Kalman filter's prior decays per second; the GPU's buffers)
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
     std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)

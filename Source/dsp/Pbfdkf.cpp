@@ -132,12 +132,14 @@ void Pbfdkf::restartUncertainty()
     adaptedBlocks_ = 0;
     std::fill(uncertainty_.begin(), uncertainty_.end(), 0.0f);
     uncertaintyPending_ = true;
+    priorFarEnergy_ = priorMicEnergy_ = 0.0;
+    priorSamples_ = 0;
 }
 
 double Pbfdkf::processNoiseFactor() const
 {
-    const double first = 1.0 - settings_.transition * settings_.transition;
-    const double last = 1.0 - settings_.finalTransition * settings_.finalTransition;
+    const double first = processNoisePerBlock(settings_.transition, block_);
+    const double last = processNoisePerBlock(settings_.finalTransition, block_);
     if (settings_.transitionGrowthBlocks <= 0.0)
         return first;
     return std::max(last, first / (1.0 + double(adaptedBlocks_) / settings_.transitionGrowthBlocks));
@@ -253,7 +255,8 @@ void Pbfdkf::adaptBlock()
     const std::size_t B = static_cast<std::size_t>(block_), P = static_cast<std::size_t>(partitions_), M = fft_.size(),
                       K = bins_;
     if (uncertaintyPending_) {
-        // Phi(0) from the first block the far end is clearly active in (above -60 dBFS): the echo path
+        // Phi(0) from the far end's first stretch of blocks clearly active (above -60 dBFS), at least
+        // kPriorMeasureSamples long (PbfdkfSettings.h says why): the echo path
         // cannot hold more energy than the microphone over the far end, so the filter starts as
         // uncertain as the signals allow, whatever the levels (a fixed Phi(0) either overshoots or
         // crawls, by 20 dB of ERLE, as the echo path's gain moves it).
@@ -263,8 +266,16 @@ void Pbfdkf::adaptBlock()
                 xe += double(window_[c * M + i]) * window_[c * M + i];   // (shifted: the block just in)
         for (std::size_t i = 0; i < B; ++i)
             de += double(micBlock_[i]) * micBlock_[i];
-        if (xe > 1e-6 * double(B)) {
-            const double pathEnergy = de / xe;   // the echo path's energy if the microphone were all echo
+        if (!(xe > 1e-6 * double(B))) {   // an inactive block ends a stretch
+            priorFarEnergy_ = priorMicEnergy_ = 0.0;
+            priorSamples_ = 0;
+            return;
+        }
+        priorFarEnergy_ += xe;
+        priorMicEnergy_ += de;
+        priorSamples_ += block_;
+        if (priorSamples_ >= kPriorMeasureSamples) {
+            const double pathEnergy = priorMicEnergy_ / priorFarEnergy_;   // the echo path's energy if the microphone were all echo
             const double first = settings_.uncertaintyScale * pathEnergy / priorSum_;
             uncertaintyCap_ = static_cast<float>(first);
             for (std::size_t c = 0; c < channels_; ++c)

@@ -101,7 +101,10 @@ private:
     std::vector<float> timeScratch_;              // 2B samples: a window on its way in or out of the FFT
     std::vector<float> denominator_;
     std::vector<float> micBlock_;                 // the block's microphone samples (for Phi(0))
-    bool uncertaintyPending_ = true;              // Phi waits for the first active far-end block
+    bool uncertaintyPending_ = true;              // Phi waits for the far end's first active stretch
+    // While pending: the consecutive active blocks' far-end and microphone energies, and their samples.
+    double priorFarEnergy_ = 0.0, priorMicEnergy_ = 0.0;
+    int priorSamples_ = 0;
     float uncertaintyCap_ = 0.0f;                 // Phi(0) of partition 0: no bin is ever less certain
     std::vector<double> priorProfile_;            // Phi(0) of partition p over partition 0's
     double priorSum_ = 1.0;                       // their sum

@@ -49,6 +49,8 @@ TEST_CASE("the filter plan refuses bad settings with a reason instead of throwin
         {"channels", cpuOffline(1024), {.maximumBlockSize = 160, .channels = 3}, "1 or 2 channels"},
         {"delay", with([](auto& s) { s.maxDelaySeconds = 5.0; }), kBlock160, "maxDelaySeconds"},
         {"block", cpuOffline(1024), {.maximumBlockSize = 0}, "samples per call"},
+        {"kalman block", with([](auto& s) { s.filter = aec::FilterKind::Kalman; s.kalmanBlockSize = 96; }), kBlock160,
+         "a power of two from 16 to 4096 (got 96)"},
         {"kalman on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Kalman; }),
          kBlock160, "Kalman filter runs on the CPU"},
         {"nlms on the gpu", with([](auto& s) { s.backend = aec::Backend::Gpu; s.filter = aec::FilterKind::Nlms; }),
@@ -231,6 +233,11 @@ TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalma
     aec::EchoCancellerSettings kalman = cpuOffline(0);
     kalman.filter = aec::FilterKind::Kalman;
     CHECK(aec::planLinearFilter(kalman, kBlock160).plan.kalmanSettings().transitionGrowthBlocks == Approx(250.0));   // 2 s of its 128-sample blocks
+    // A block asked for goes to the filter, and the schedule stays 2 s long in its blocks.
+    kalman.kalmanBlockSize = 32;
+    const dsp::PbfdkfSettings k32 = aec::planLinearFilter(kalman, kBlock160).plan.kalmanSettings();
+    CHECK(k32.blockSize == 32);
+    CHECK(k32.transitionGrowthBlocks == Approx(1000.0));
 }
 
 TEST_CASE("the filter a plan describes has the plan's length and channels", "[aec][plan]")

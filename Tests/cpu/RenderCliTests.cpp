@@ -150,6 +150,8 @@ TEST_CASE("quell-render rejects bad input with one clear line, exit 2 and no out
     SECTION("taps out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps 0", "--taps: expected an integer from 8 to 8192, got '0'", before); }
     SECTION("taps not a number") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --taps lots", "--taps: expected an integer", before); }
     SECTION("lambda out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --lambda 1.5", "--lambda: expected a number from 0.9 to 1, got '1.5'", before); }
+    SECTION("Kalman block not a power of two") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --kalman-block 48", "--kalman-block must be a power of two (got 48)", before); }
+    SECTION("Kalman block out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --kalman-block 8", "--kalman-block: expected an integer from 16 to 4096, got '8'", before); }
     SECTION("suppression out of range") { expectFailure(dir, "--mic " + mic + " --ref " + ref + io + " --suppression 61", "--suppression: expected a number from 0 to 60, got '61'", before); }
     SECTION("OUT is the microphone") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + mic, "would overwrite an input file", before); }
     SECTION("OUT is the reference, spelled differently") { expectFailure(dir, "--mic " + mic + " --ref " + ref + " --out " + dir / "./ref.wav", "would overwrite an input file", before); }
