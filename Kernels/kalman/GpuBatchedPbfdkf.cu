@@ -12,6 +12,7 @@
 #include "common/CudaCheck.cuh"
 #include "common/DeviceBuffer.cuh"
 #include "kalman/PbfdkfBlockKernel.cuh"
+#include "kalman/PbfdkfStreamKernels.cuh"
 
 namespace quell::gpu {
 
@@ -45,8 +46,13 @@ struct GpuBatchedPbfdkf::Impl {
     DeviceBuffer<float> uncertainty, previousRef, mic, ref, out;
     DeviceBuffer<double> priorProfile;
     DeviceBuffer<kalman::StreamScalars> scalars;
-    DeviceBuffer<unsigned char> adapting;
+    DeviceBuffer<unsigned char> adapting, controls;
     PinnedBuffer<float> hostMic, hostRef, hostOut;   // one block of every stream (processBlock)
+    // mirrorState(): every stream's taps and scalars after each call, on the device and here.
+    bool mirroring = false;
+    DeviceBuffer<float> taps;
+    PinnedBuffer<float> hostTaps;
+    PinnedBuffer<kalman::StreamScalars> hostScalars;
     double lastMs = 0.0;
 
     kalman::BatchState state() const
@@ -105,6 +111,8 @@ void GpuBatchedPbfdkf::prepare(const dsp::PbfdkfSettings& settings, int streams,
     m.previousRef.allocate(S * static_cast<std::size_t>(block));
     m.scalars.allocate(S);
     m.adapting.allocate(S);
+    m.controls.allocate(S);
+    m.mirroring = false;
     m.mic.allocate(chunk);
     m.ref.allocate(chunk);
     m.out.allocate(chunk);
@@ -129,9 +137,19 @@ void GpuBatchedPbfdkf::reset()
     QUELL_CUDA_CHECK(cudaMemcpyAsync(m.scalars.get(), initial.data(), m.scalars.bytes(), cudaMemcpyHostToDevice, s));
     m.stream.synchronize();
     m.newest = 0;
+    if (m.mirroring) {
+        std::fill_n(m.hostTaps.get(), m.hostTaps.size(), 0.0f);
+        std::fill_n(m.hostScalars.get(), m.hostScalars.size(), kalman::StreamScalars{});
+    }
 }
 
 void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream,
+                               const unsigned char* adapting)
+{
+    process(mic, ref, out, samplesPerStream, samplesPerStream, adapting);
+}
+
+void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream, std::size_t hostPitchSamples,
                                const unsigned char* adapting)
 {
     Impl& m = *impl_;
@@ -145,7 +163,10 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
         QUELL_CUDA_CHECK(cudaMemcpyAsync(m.adapting.get(), adapting, S, cudaMemcpyHostToDevice, s));
     const int threads = KalmanLaunchPolicy::threadsPerStream(g.block);
     m.lastMs = 0.0;
-    const std::size_t hostPitch = samplesPerStream * sizeof(float);
+    if (hostPitchSamples < samplesPerStream)
+        throw std::invalid_argument("GPU Kalman filter: a host pitch of " + std::to_string(hostPitchSamples) + " samples, under the "
+                                    + std::to_string(samplesPerStream) + " of a call");
+    const std::size_t hostPitch = hostPitchSamples * sizeof(float);
     for (std::size_t done = 0; done < samplesPerStream;) {
         const std::size_t n = std::min(samplesPerStream - done, static_cast<std::size_t>(m.maxBlocks) * B);
         const std::size_t devicePitch = n * sizeof(float);
@@ -162,7 +183,53 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
         m.lastMs += m.stop.since(m.start);
         done += n;
     }
+    if (m.mirroring) {
+        kalman::launchWeightTaps(g, m.state(), m.taps.get(), threads, s);
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostTaps.get(), m.taps.get(), m.taps.bytes(), cudaMemcpyDeviceToHost, s));
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostScalars.get(), m.scalars.get(), m.scalars.bytes(), cudaMemcpyDeviceToHost, s));
+    }
     m.stream.synchronize();
+}
+
+void GpuBatchedPbfdkf::controlStreams(const unsigned char* controls)
+{
+    Impl& m = *impl_;
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.controls.get(), controls, m.controls.size(), cudaMemcpyHostToDevice, m.stream.get()));
+    kalman::launchStreamControls(m.geometry, m.state(), m.controls.get(), m.stream.get());
+    m.stream.synchronize();   // the caller's array may change once this returns
+}
+
+void GpuBatchedPbfdkf::mirrorState()
+{
+    Impl& m = *impl_;
+    if (m.mirroring)
+        return;
+    const std::size_t S = static_cast<std::size_t>(m.geometry.streams), taps = static_cast<std::size_t>(m.geometry.taps);
+    m.taps.allocate(S * taps);
+    m.hostTaps.allocate(S * taps);
+    m.hostScalars.allocate(S);
+    kalman::launchWeightTaps(m.geometry, m.state(), m.taps.get(), KalmanLaunchPolicy::threadsPerStream(m.geometry.block), m.stream.get());
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostTaps.get(), m.taps.get(), m.taps.bytes(), cudaMemcpyDeviceToHost, m.stream.get()));
+    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostScalars.get(), m.scalars.get(), m.scalars.bytes(), cudaMemcpyDeviceToHost, m.stream.get()));
+    m.stream.synchronize();
+    m.mirroring = true;
+}
+
+const float* GpuBatchedPbfdkf::mirroredTaps(int stream) const
+{
+    const Impl& m = *impl_;
+    if (!m.mirroring || stream < 0 || stream >= m.geometry.streams)
+        throw std::logic_error("GpuBatchedPbfdkf::mirroredTaps: mirrorState() first, and a stream of the batch");
+    return m.hostTaps.get() + static_cast<std::size_t>(stream) * static_cast<std::size_t>(m.geometry.taps);
+}
+
+dsp::RlsHealth GpuBatchedPbfdkf::mirroredHealth(int stream) const
+{
+    const Impl& m = *impl_;
+    if (!m.mirroring || stream < 0 || stream >= m.geometry.streams)
+        throw std::logic_error("GpuBatchedPbfdkf::mirroredHealth: mirrorState() first, and a stream of the batch");
+    const kalman::StreamScalars& s = m.hostScalars.get()[stream];
+    return {s.reinitialisations, s.pausedSamples, s.sanitisedSamples};
 }
 
 float* GpuBatchedPbfdkf::blockMic() { return impl_->hostMic.get(); }

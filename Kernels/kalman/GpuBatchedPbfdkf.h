@@ -41,6 +41,23 @@ public:
     // out may alias mic.
     void process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream,
                  const unsigned char* adapting = nullptr);
+    // The same with stream s's samples at s * hostPitch (hostPitch >= samplesPerStream): a caller's
+    // staging sized for its longest call.
+    void process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream, std::size_t hostPitch,
+                 const unsigned char* adapting);
+
+    // Before the next block, per stream (streams() of them, Control values): Keep; RestartUncertainty
+    // (dsp::Pbfdkf::restartUncertainty); Reset, the stream starts again from its initial state (as
+    // reset() does for all). Copied before it returns.
+    enum Control : unsigned char { Keep = 0, RestartUncertainty = 1, Reset = 2 };
+    void controlStreams(const unsigned char* controls);
+    // From the next call on, every call also brings back every stream's weights as taps and its health,
+    // into pinned host memory (mirroredTaps, mirroredHealth): a server's cancellers read them between
+    // calls without a device round trip each.
+    void mirrorState();
+    // Stream s's taps after the last call (taps, tap 0 the newest; dsp::Pbfdkf::weights()), once mirrorState().
+    const float* mirroredTaps(int stream) const;
+    dsp::RlsHealth mirroredHealth(int stream) const;
 
     // A server's real-time loop, without the copies into and out of pageable memory: write one block of
     // every stream (streams x B, stream after stream) into blockMic() and blockRef() (pinned host memory

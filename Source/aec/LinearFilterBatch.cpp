@@ -8,6 +8,8 @@ namespace quell::aec {
 
 // Defined in GpuRlsFilterBatch.cpp (with CUDA; without, it refuses).
 std::unique_ptr<LinearFilterBatch> makeGpuRlsFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall);
+// Defined in GpuKalmanFilterBatch.cpp (likewise).
+std::unique_ptr<LinearFilterBatch> makeGpuKalmanFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall);
 
 LinearFilterBatch::LinearFilterBatch(int streams, std::size_t maxCall, int taps, int channels)
     : streams_(streams), maxCall_(maxCall), taps_(taps), channels_(channels)
@@ -127,10 +129,20 @@ int gpuBatchBlockSamples(std::size_t call)
     return 1;
 }
 
-std::unique_ptr<LinearFilterBatch> makeLinearFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall)
+int kalmanBatchBlockSize(int taps, std::size_t call)
+{
+    for (int b = dsp::automaticBlockSize(taps); b >= 16; b /= 2)
+        if (call % static_cast<std::size_t>(b) == 0)
+            return b;
+    return 0;
+}
+
+std::unique_ptr<LinearFilterBatch> makeLinearFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall, bool kalmanOnGpu)
 {
     if (plan.engine == FilterEngine::GpuRls)
         return makeGpuRlsFilterBatch(plan, streams, maxCall);
+    if (plan.engine == FilterEngine::CpuKalman && kalmanOnGpu)
+        return makeGpuKalmanFilterBatch(plan, streams, maxCall);
     return std::make_unique<CpuFilterBatch>(plan, streams, maxCall);
 }
 

@@ -74,12 +74,19 @@ private:
 };
 
 // The filters a plan describes, for `streams` streams in calls of at most maxCall samples. A plan for the
-// GPU RLS gives one batched GPU filter (calls a multiple of gpuBatchBlockSamples(maxCall) long; throws
-// std::invalid_argument where the GPU cannot run it, with the reason); any other, a filter per stream.
-std::unique_ptr<LinearFilterBatch> makeLinearFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall);
+// GPU RLS gives one batched GPU filter (calls a multiple of gpuBatchBlockSamples(maxCall) long); a plan
+// for the Kalman filter with kalmanOnGpu one batched GPU Kalman filter (one far-end channel, its block
+// dividing every call: kalmanBatchBlockSize); both throw std::invalid_argument where the GPU cannot run
+// them, with the reason. Any other plan gives a filter per stream on the CPU.
+std::unique_ptr<LinearFilterBatch> makeLinearFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall,
+                                                         bool kalmanOnGpu = false);
 // The GPU batch's samples a pass over P for calls of `call` samples: 32 where it divides the call (10 ms
 // at 16 or 48 kHz), else the largest divisor of it up to 64, so that every call ends a pass and a
 // stream's controls and weights fall between passes.
 int gpuBatchBlockSamples(std::size_t call);
+// The Kalman filter's block for a batch whose calls are `call` samples: the largest power of two from 16
+// up to the automatic block of `taps` (dsp::automaticBlockSize) that divides the call (32 for 10 ms at 16
+// or 48 kHz), or 0 where none does (44.1 kHz).
+int kalmanBatchBlockSize(int taps, std::size_t call);
 
 } // namespace quell::aec

@@ -19,20 +19,34 @@ void MultiStreamCanceller::prepare(const MultiStreamSettings& settings)
     canceller.cpuThreads = 1;            // each stream's CPU filter on the thread that runs the stream
     const std::size_t block = static_cast<std::size_t>(aec::segmentSamples(settings.sampleRate));
     const dsp::ProcessSpec spec{settings.sampleRate, block, settings.farEndChannels};
-    aec::FilterPlanResult planned = aec::planLinearFilter(canceller, spec);
+    // A lone canceller's Kalman filter is the CPU's; a batch of them runs on the GPU where the backend
+    // allows it (kalmanOnGpu). The plan is the same either way; its block divides the calls, as the
+    // GPU's must, so that a CPU batch of the same settings gives the same figures.
+    const bool kalman = canceller.filter == aec::FilterKind::Kalman;
+    const bool kalmanOnGpu = kalman && canceller.backend != aec::Backend::Cpu;
+    aec::EchoCancellerSettings planSettings = canceller;
+    if (kalman) {
+        planSettings.backend = aec::Backend::Cpu;
+        if (canceller.kalmanBlockSize == 0)
+            canceller.kalmanBlockSize = planSettings.kalmanBlockSize = aec::kalmanBatchBlockSize(canceller.taps, block);
+    }
+    aec::FilterPlanResult planned = aec::planLinearFilter(planSettings, spec);
     if (planned.refusal == aec::FilterPlanResult::Refusal::GpuUnavailable)
         throw aec::BackendUnavailable(planned.whyNot);
     if (!planned.ok())
         throw std::invalid_argument(planned.whyNot);
     std::unique_ptr<aec::LinearFilterBatch> batch;
     try {
-        batch = aec::makeLinearFilterBatch(planned.plan, settings.maxStreams, block);
+        batch = aec::makeLinearFilterBatch(planned.plan, settings.maxStreams, block, kalmanOnGpu);
     } catch (const std::invalid_argument& e) {
-        // The GPU can run one such filter but not this batch (its memory): Auto takes the CPU's.
-        if (canceller.backend != aec::Backend::Auto || planned.plan.engine != aec::FilterEngine::GpuRls)
+        // The GPU can run one such filter but not this batch (its memory, or for the Kalman filter no
+        // GPU, a stereo far end, a block that does not divide the calls): Auto takes the CPU's.
+        const bool gpuBatch = planned.plan.engine == aec::FilterEngine::GpuRls || kalmanOnGpu;
+        if (canceller.backend != aec::Backend::Auto || !gpuBatch)
             throw aec::BackendUnavailable(e.what());
         canceller.backend = aec::Backend::Cpu;
-        planned = aec::planLinearFilter(canceller, spec);
+        planSettings.backend = aec::Backend::Cpu;
+        planned = aec::planLinearFilter(planSettings, spec);
         if (!planned.ok())
             throw std::invalid_argument(planned.whyNot);
         planned.plan.fallbackReason = e.what();

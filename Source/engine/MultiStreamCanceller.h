@@ -3,8 +3,8 @@
 // Many calls' echo cancellers in one object, for a server (issue 18's many-calls tier): every call is a
 // stream of the same rate and settings; calls join (open) and leave (close) at any time; each process()
 // takes one 10 ms block of every stream that has one. The streams' adaptive filters run as one batch
-// (aec::LinearFilterBatch): on the GPU one batched block-exact RLS takes all of them in each launch, one
-// upload and one download per block for the whole batch; on the CPU each stream's filter runs on the
+// (aec::LinearFilterBatch): on the GPU one batched block-exact RLS, or one batched frequency-domain Kalman
+// filter, takes all of them in each launch, one upload and one download per block for the whole batch; on the CPU each stream's filter runs on the
 // pool's threads. Everything else of a canceller (high-pass, delay alignment, the two-path foreground,
 // output guard, residual suppression) is each stream's own aec::EchoCanceller, run on the pool's threads
 // before and after the batch (EchoCanceller::beginBlock / finishBlock): each stream's output is what a
@@ -31,7 +31,10 @@ namespace quell::engine {
 struct MultiStreamSettings {
     // Every stream's canceller. taps 0: 1024 (64 ms at 16 kHz), as the CPU's RLS: a batch's length is a
     // choice of capacity, not measured per stream. backend, filter: as a lone canceller's (Auto: the GPU
-    // RLS batch where a GPU can run it, else the CPU's choice offline).
+    // RLS batch where a GPU can run it, else the CPU's choice offline), except that filter Kalman runs as
+    // one batched GPU Kalman filter where the backend allows it (Gpu, or Auto with a usable GPU and one
+    // far-end channel; a lone canceller's Kalman filter is the CPU's). The Kalman filter's block, when
+    // automatic, is the largest that divides the 10 ms calls (aec::kalmanBatchBlockSize: 32 at 16 kHz).
     aec::EchoCancellerSettings canceller{};
     int sampleRate = aec::kCancellerRate;
     int farEndChannels = 1;

@@ -3,6 +3,7 @@
 //   quell-bench rls|iir|fir|engine|blockrls|blockrls_cublas|kalman|streams [--json PATH] [--quick]   (--json=PATH too; an unknown option is an error)
 //   quell-bench engine [--seconds S] [--blocks 64,128,256] [--safety-blocks N|auto] [--only blocks,wait,stages,stress]
 //   quell-bench blockrls [--taps 1024,4096] [--k 32,64] [--streams 16,64]
+//   quell-bench multistream [--taps 512,1024] [--streams 16,64] [--filter rls,kalman] [--only gpu|cpu] [--seconds S]
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -70,7 +71,15 @@ int main(int argc, char* argv[])
     cli.option("--safety-blocks", "N|auto", "engine: the rows' safety blocks (default auto)", [&args](const std::string& v) {
         args.safetyBlocks = v == "auto" ? -1 : quell::io::parseInt("--safety-blocks", v, 0, quell::engine::RealtimeEngine::kMaxSafetyBlocks);
     });
-    cli.text("--only", "SECTIONS", args.only, "engine: blocks,wait,stages,stress (default all)");
+    cli.text("--only", "SECTIONS", args.only, "engine: blocks,wait,stages,stress (default all); multistream: gpu or cpu (default both)");
+    cli.option("--filter", "F[,F...]", "multistream: the rows' filters, rls and kalman (default both)", [&args](const std::string& v) {
+        std::stringstream list(v);
+        for (std::string item; std::getline(list, item, ',');) {
+            if (item != "rls" && item != "kalman")
+                throw quell::io::UsageError("--filter takes rls and kalman (got '" + item + "')");
+            args.filters.push_back(item);
+        }
+    });
     try {
         if (!cli.parse(argc - 1, argv + 1))
             return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-bench multistream: how many concurrent 16 kHz calls one MultiStreamCanceller carries in real time
 // (issue 18): S streams in one object, the streams' adaptive filters as one batch (on the GPU one batched
-// block-exact RLS per block; on the CPU a filter per stream), their cancellers' other stages on a pool of
+// block-exact RLS or one batched Kalman filter per block, --filter; on the CPU a filter per stream), their cancellers' other stages on a pool of
 // every core. A simulated sound card wakes at absolute 10 ms deadlines and hands every stream its block
 // in one process() call. Each row reports the call's time (median, p99.9, max) against the 10 ms period,
 // where it went (the streams' cancellers before the filter, the batch's filter, the cancellers after:
@@ -37,10 +37,12 @@ struct Row {
     int threads = 0;
 };
 
-Row runRow(int streams, aec::Backend backend, int taps, double seconds, const std::vector<float>& mic, const std::vector<float>& ref)
+Row runRow(int streams, aec::Backend backend, aec::FilterKind filterKind, int taps, double seconds, const std::vector<float>& mic,
+          const std::vector<float>& ref)
 {
     engine::MultiStreamSettings settings;
     settings.canceller.backend = backend;
+    settings.canceller.filter = filterKind;
     settings.canceller.taps = taps;
     settings.maxStreams = streams;
     engine::MultiStreamCanceller batch;
@@ -111,26 +113,46 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
     bench::BenchReport report("multistream");
     // The block loop (this thread) takes items beside the pool's threads: the same priority as theirs.
     report.setInfo("block loop", engine::describe(engine::raiseCurrentThreadPriority(60)));
-    const std::vector<aec::Backend> backends = bench::streamsBackends(report, seconds);
+    std::vector<aec::Backend> backends = bench::streamsBackends(report, seconds);
+    if (!args.only.empty()) {
+        if (args.only != "gpu" && args.only != "cpu")
+            throw std::invalid_argument("multistream: --only takes gpu or cpu (got '" + args.only + "')");
+        const aec::Backend only = args.only == "gpu" ? aec::Backend::Gpu : aec::Backend::Cpu;
+        std::erase_if(backends, [only](aec::Backend b) { return b != only; });
+    }
+    std::vector<aec::FilterKind> filters;
+    for (const std::string& f : args.filters.empty() ? std::vector<std::string>{"rls", "kalman"} : args.filters)
+        filters.push_back(aec::parseFilterKind("--filter", f));
     const bench::StreamsScene scene = bench::streamsScene(kRate);
     const std::vector<float>& mic = scene.mic;
     const std::vector<float>& ref = scene.ref;
     const double periodUs = 1e4;
+    struct RowKind {
+        aec::Backend backend;
+        aec::FilterKind filterKind;
+        int taps;
+    };
+    std::vector<RowKind> kinds;
     for (const aec::Backend backend : backends)
-        for (const int taps : tapList) {
+        for (const aec::FilterKind filterKind : filters)
+            for (const int taps : tapList)
+                kinds.push_back({backend, filterKind, taps});
+    for (const auto& [backend, filterKind, taps] : kinds) {
+            const std::string name = std::string(aec::toString(backend)) + " " + aec::toString(filterKind);
             int capacity = 0;
             for (const int streams : streamList) {
                 Row r;
                 try {
-                    r = runRow(streams, backend, taps, seconds, mic, ref);
+                    r = runRow(streams, backend, filterKind, taps, seconds, mic, ref);
                 } catch (const std::exception& e) {
-                    std::printf("  %s %d taps x %d streams: not run (%s)\n", aec::toString(backend), taps, streams, e.what());
+                    std::printf("  %s %d taps x %d streams: not run (%s)\n", name.c_str(), taps, streams, e.what());
                     break;
                 }
                 if (r.p999Us < 0.5 * periodUs)
                     capacity = streams;
                 report.add("concurrent streams, 16 kHz, 10 ms blocks, one MultiStreamCanceller",
                            {{"backend", std::string(aec::toString(backend))},
+                            {"filter kind", std::string(aec::toString(filterKind))},
                             {"taps", static_cast<long long>(taps)},
                             {"streams", static_cast<long long>(streams)},
                             {"threads", static_cast<long long>(r.threads)},
@@ -150,7 +172,7 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
                             {"pool threads", r.priority}});
                 std::printf("%s %d taps x %d streams: median %.0f us (before %.0f, filter %.0f, after %.0f), p99.9 %.0f us (%.0f %% of the "
                             "period; the parts' own p99.9 %.0f, %.0f, %.0f), max %.0f, %zu of %zu calls over the period\n",
-                            aec::toString(backend), taps, streams, r.medianUs, r.beforeUs, r.filterUs, r.afterUs, r.p999Us,
+                            name.c_str(), taps, streams, r.medianUs, r.beforeUs, r.filterUs, r.afterUs, r.p999Us,
                             100.0 * r.p999Us / periodUs, r.beforeP999, r.filterP999, r.afterP999, r.maxUs, r.late, r.blocks);
                 std::fflush(stdout);
                 if (r.p999Us > periodUs)
@@ -158,9 +180,10 @@ QUELL_BENCH_COMMAND(multistream, "concurrent 16 kHz streams in one MultiStreamCa
             }
             report.add("capacity: most streams with the call's p99.9 under half the period",
                        {{"backend", std::string(aec::toString(backend))},
+                        {"filter kind", std::string(aec::toString(filterKind))},
                         {"taps", static_cast<long long>(taps)},
                         {"streams", static_cast<long long>(capacity)}});
-            std::printf("%s %d taps: capacity %d streams (p99.9 under 50 %% of the period)\n", aec::toString(backend), taps, capacity);
+            std::printf("%s %d taps: capacity %d streams (p99.9 under 50 %% of the period)\n", name.c_str(), taps, capacity);
         }
     report.print();
     report.writeJson(args.jsonPath);

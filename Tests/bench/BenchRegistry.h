@@ -20,6 +20,8 @@ struct BenchArgs {
     std::vector<int> taps;           // --taps N[,N...]: the rows' filter lengths (empty: the command's list)
     std::vector<int> steps;          // --k K[,K...]: the rows' samples per block (empty: the command's list)
     std::vector<int> streams;        // --streams S[,S...]: batched rows' stream counts (empty: the command's list)
+    // multistream:
+    std::vector<std::string> filters;   // --filter rls,kalman: the rows' filters (empty: both)
 };
 
 using BenchFn = std::function<int(const BenchArgs&)>;

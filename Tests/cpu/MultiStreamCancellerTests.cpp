@@ -48,13 +48,47 @@ TEST_CASE("Many streams: each stream's output is a lone canceller's, bit for bit
         const auto batched = test::runBatched(s, 4, c, &description);
         INFO(description);
         CHECK(description.find("one per stream") != std::string::npos);
+        // The batch's Kalman filter takes a block that divides its 10 ms calls (32 here, where a lone
+        // canceller's automatic one is 64); a lone canceller asked for the same block is its twin.
+        aec::EchoCancellerSettings alone = s;
+        if (filter == aec::FilterKind::Kalman) {
+            CHECK(aec::kalmanBatchBlockSize(s.taps, 160) == 32);
+            CHECK(description.find("partitions of 32") != std::string::npos);
+            alone.kalmanBlockSize = 32;
+        }
         for (int st = 0; st < test::MultiStreamCase::kStreams; ++st) {
             INFO("stream " << st);
             REQUIRE(batched[st].size() >= 14400);
-            CHECK(batched[st] == test::runAlone(s, c, st, batched[st].size()));
+            CHECK(batched[st] == test::runAlone(alone, c, st, batched[st].size()));
             test::checkEchoReduced(c, st, batched[st]);
         }
     }
+}
+
+TEST_CASE("Many streams: the Kalman filter asked for with backend auto runs where it can, and says why not", "[engine][multistream]")
+{
+    // Without a GPU (CI) the batch takes the CPU's filters and keeps the GPU's refusal; with one it is
+    // the GPU batch (Tests/gpu/GpuMultiStreamTests.cpp compares it with lone CPU cancellers).
+    engine::MultiStreamSettings m;
+    m.canceller = cpuSettings(aec::FilterKind::Kalman);
+    m.canceller.backend = aec::Backend::Auto;
+    m.canceller.taps = 1024;
+    m.maxStreams = 2;
+    m.threads = 1;
+    engine::MultiStreamCanceller batch;
+    batch.prepare(m);
+    INFO(batch.description());
+    CHECK(batch.plan().kalmanBlockSize == 32);   // the largest block up to the automatic 64 that divides 160
+    if (batch.onGpu()) {
+        CHECK(batch.description().find("GPU float32 frequency-domain Kalman filter batch") != std::string::npos);
+    } else {
+        CHECK(batch.description().find("CPU float32 frequency-domain Kalman filter, 1024 taps (32 partitions of 32), one per stream")
+              != std::string::npos);
+        CHECK_FALSE(batch.plan().fallbackReason.empty());
+    }
+    CHECK(aec::kalmanBatchBlockSize(4096, 160) == 32);
+    CHECK(aec::kalmanBatchBlockSize(4096, 441) == 0);   // 44.1 kHz: no power of two divides its 10 ms
+    CHECK(aec::kalmanBatchBlockSize(4096, 512) == 128);
 }
 
 TEST_CASE("Many streams: what the caller may get wrong is refused by name", "[engine][multistream]")

@@ -243,3 +243,79 @@ TEST_CASE("Batched GPU Kalman filter refuses settings it cannot run", "[gpu][kal
     CHECK_THROWS_AS(gpu.prepare(longBlocks, 4), std::invalid_argument);
     CHECK_THROWS_AS(gpu.prepare(PbfdkfSettings{}, 0), std::invalid_argument);
 }
+
+TEST_CASE("Batched GPU Kalman filter: per-stream restarts and resets, and the taps it brings back, as the CPU twin's",
+          "[gpu][kalman]")
+{
+    // Three streams in calls staged at a pitch longer than the call (a server's buffers): after 200 blocks
+    // stream 0's uncertainty restarts, stream 1 starts again as a new filter, stream 2 goes on; each
+    // stream's output and taps against a CPU filter given the same controls at the same sample.
+    PbfdkfSettings settings;
+    settings.taps = 1000;
+    settings.blockSize = 32;   // the many-calls batch's block at 16 kHz
+    const int streams = 3;
+    GpuBatchedPbfdkf gpu;
+    gpu.prepare(settings, streams, 16);
+    gpu.mirrorState();
+    const std::size_t B = 32, half = 200 * B, samples = 2 * half, call = 5 * B, pitch = call + 48;
+    const Batch b = makeBatch(streams, samples, 700, 41u);
+    std::vector<float> out(b.mic.size());
+    std::vector<float> mic(static_cast<std::size_t>(streams) * pitch), ref(mic.size()), got(mic.size());
+    const unsigned char adapting[streams] = {1, 1, 1};
+    for (std::size_t at = 0; at < samples; at += call) {
+        if (at == half) {
+            const unsigned char controls[streams] = {GpuBatchedPbfdkf::RestartUncertainty, GpuBatchedPbfdkf::Reset, GpuBatchedPbfdkf::Keep};
+            gpu.controlStreams(controls);
+        }
+        for (int s = 0; s < streams; ++s) {
+            std::copy_n(b.mic.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * samples + at), call,
+                        mic.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * pitch));
+            std::copy_n(b.ref.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * samples + at), call,
+                        ref.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * pitch));
+        }
+        gpu.process(mic.data(), ref.data(), got.data(), call, pitch, adapting);
+        for (int s = 0; s < streams; ++s)
+            std::copy_n(got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * pitch), call,
+                        out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * samples + at));
+    }
+    for (int s = 0; s < streams; ++s) {
+        Pbfdkf cpu;
+        cpu.prepare(settings);
+        const std::size_t at = static_cast<std::size_t>(s) * samples;
+        std::vector<float> expected(samples);
+        cpu.process({b.mic.data() + at, half}, {b.ref.data() + at, half}, {expected.data(), half});
+        if (s == 0)
+            cpu.restartUncertainty();
+        if (s == 1)
+            cpu.reset();
+        cpu.process({b.mic.data() + at + half, half}, {b.ref.data() + at + half, half}, {expected.data() + half, half});
+        const float* g = out.data() + at;
+        double diff = 0.0;
+        for (std::size_t n = half; n < samples; ++n)
+            diff += (double(g[n]) - expected[n]) * (double(g[n]) - expected[n]);
+        const double relative = std::sqrt(diff / energy(b.mic.data() + at + half, half));
+        const std::vector<float> taps(gpu.mirroredTaps(s), gpu.mirroredTaps(s) + settings.taps);
+        const std::vector<float> cpuTaps(cpu.weights().begin(), cpu.weights().end());
+        const double tapsRelative = quell::test::relativeL2(std::span<const float>(taps), std::span<const float>(cpuTaps));
+        const double erle = erleDb(b.mic.data() + at, g, samples);
+        std::printf("kalman controls stream %d: second half |e_gpu - e_cpu| / |d| = %.2e, taps %.2e, ERLE %.1f dB\n", s, relative,
+                    tapsRelative, erle);
+        INFO("stream " << s);
+        CHECK(relative < 1e-3);
+        CHECK(tapsRelative < 1e-3);
+        CHECK(erle > 10.0);
+        CHECK(gpu.mirroredHealth(s).reinitialisations == cpu.health().reinitialisations);
+    }
+    // The reset did something: stream 1's second half is far from a filter that went on.
+    {
+        const std::vector<float> continued = cpuStream(settings, b, 1);
+        const float* g = out.data() + samples;
+        double diff = 0.0;
+        for (std::size_t n = half; n < samples; ++n)
+            diff += (double(g[n]) - continued[n]) * (double(g[n]) - continued[n]);
+        const double fromContinued = std::sqrt(diff / energy(b.mic.data() + samples + half, half));
+        std::printf("kalman controls stream 1: second half against a filter not reset %.2e\n", fromContinued);
+        CHECK(fromContinued > 1e-2);
+    }
+    CHECK_THROWS_AS(gpu.process(mic.data(), ref.data(), got.data(), call, call - 1, adapting), std::invalid_argument);
+}

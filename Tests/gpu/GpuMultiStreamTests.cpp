@@ -39,3 +39,44 @@ TEST_CASE("Many streams on a GPU: each stream's output is a lone GPU canceller's
         test::checkEchoReduced(c, st, batched[st]);
     }
 }
+
+TEST_CASE("Many streams on a GPU with the Kalman filter: each stream is a lone CPU Kalman canceller's, up to rounding",
+          "[gpu][multistream][kalman]")
+{
+    // The batch's Kalman filter runs on the GPU in blocks of 32 (they divide its 10 ms calls); a lone
+    // canceller's runs on the CPU, asked for the same block. The filters agree to float rounding; the
+    // cancellers' decisions around them (foreground copies, the path change at 1 s) then agree too.
+    const test::MultiStreamCase c;
+    aec::EchoCancellerSettings s;
+    s.taps = 1024;
+    s.filter = aec::FilterKind::Kalman;
+    s.backend = aec::Backend::Gpu;
+    std::string description;
+    const auto batched = test::runBatched(s, 5, c, &description);
+    INFO(description);
+    CHECK(description.find("GPU float32 frequency-domain Kalman filter batch (5 streams), 1024 taps (32 partitions of 32)") != std::string::npos);
+    aec::EchoCancellerSettings alone = s;
+    alone.backend = aec::Backend::Cpu;
+    alone.kalmanBlockSize = 32;
+    for (int st = 0; st < test::MultiStreamCase::kStreams; ++st) {
+        const auto lone = test::runAlone(alone, c, st, batched[st].size());
+        const double rel = test::relativeL2(std::span<const float>(batched[st]), std::span<const float>(lone));
+        std::printf("[multistream][kalman] stream %d: relative L2 against a lone CPU Kalman canceller %.3g\n", st, rel);
+        INFO("stream " << st);
+        CHECK(rel < 1e-3);
+        test::checkEchoReduced(c, st, batched[st]);
+    }
+    // Backend Gpu with a far end the GPU batch cannot take (stereo) is refused by name; Auto takes the CPU's.
+    engine::MultiStreamSettings stereo;
+    stereo.canceller = s;
+    stereo.farEndChannels = 2;
+    stereo.maxStreams = 2;
+    stereo.threads = 1;
+    engine::MultiStreamCanceller refused;
+    CHECK_THROWS_WITH(refused.prepare(stereo), Catch::Contains("one far-end channel"));
+    stereo.canceller.backend = aec::Backend::Auto;
+    engine::MultiStreamCanceller cpu;
+    cpu.prepare(stereo);
+    CHECK_FALSE(cpu.onGpu());
+    CHECK(cpu.plan().fallbackReason.find("one far-end channel") != std::string::npos);
+}
