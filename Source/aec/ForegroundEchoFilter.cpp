@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dsp/FloatDot.h"
+
 namespace quell::aec {
 
 void ForegroundEchoFilter::prepare(const ForegroundSettings& s)
@@ -40,25 +42,6 @@ void ForegroundEchoFilter::reset()
     floor_ = -1.0;
 }
 
-float ForegroundEchoFilter::filter(const std::vector<float>& w) const
-{
-    const std::size_t channels = static_cast<std::size_t>(settings_.channels);
-    const std::size_t taps = w.size() / channels;
-    // Four partial sums: independent chains the processor can overlap.
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (std::size_t c = 0; c < channels; ++c) {
-        const float* u = &line_[c * 2 * taps + pos_];
-        const float* wc = &w[c * taps];
-        std::size_t k = 0;
-        for (; k + 4 <= taps; k += 4)
-            for (std::size_t j = 0; j < 4; ++j)
-                acc[j] += wc[k + j] * u[k + j];
-        for (; k < taps; ++k)
-            acc[0] += wc[k] * u[k];
-    }
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
 void ForegroundEchoFilter::copyFrom(const LinearEchoFilter& source)
 {
     source.copyWeights(w_);
@@ -77,11 +60,23 @@ float ForegroundEchoFilter::step(float d, const float* ref)
         line[pos_] = ref[c];
         line[pos_ + taps] = ref[c];
     }
-    const float ef = d - filter(w_);
+    // The foreground's estimate, and the candidate's in the same pass while one is on probation.
+    float fg = 0.0f, candidate = 0.0f;
+    for (std::size_t c = 0; c < channels; ++c) {
+        const float* u = &line_[c * 2 * taps + pos_];
+        if (probing_) {
+            const dsp::FloatDotPair dots = dsp::floatDotPair(&w_[c * taps], &candidate_[c * taps], u, taps);
+            fg += dots.a;
+            candidate += dots.b;
+        } else {
+            fg += dsp::floatDot(&w_[c * taps], u, taps);
+        }
+    }
+    const float ef = d - fg;
     segMic_ += double(d) * d;
     segFg_ += double(ef) * ef;
     if (probing_) {
-        const float ec = d - filter(candidate_);
+        const float ec = d - candidate;
         segCandidate_ += double(ec) * ec;
     }
     ++inSegment_;

@@ -131,8 +131,6 @@ public:
 private:
     // The segment's foreground output is at least 3 dB under the microphone: it removes echo.
     bool removesEcho() const { return segFg_ <= 0.5 * segMic_; }
-    // The output of weights w for the regressor of this sample.
-    float filter(const std::vector<float>& w) const;
     // One sample: the far-end line, the foreground's (and a candidate's) error and the segment's energies
     // but the background's.
     float step(float d, const float* ref);
