@@ -53,6 +53,8 @@ void EchoCanceller::prepare(const EchoCancellerSettings& requested, const Filter
     }
     suppressorFarSilent_.assign(maxBlock, 0);
     suppressorFarLag_.assign(maxBlock, 0);
+    suppressorPathChanges_.assign(maxBlock / static_cast<std::size_t>(segmentSamples(spec.sampleRate)) + 2, 0);
+    suppressorPathChangeCount_ = 0;
     pathChange_.prepare({});
     gate_.prepare({});
     levelMatch_.prepare(plan.rls.delta);
@@ -92,6 +94,7 @@ void EchoCanceller::reset()
         suppressorFar_.reset();
     }
     pathChange_.reset();
+    suppressorPathChangeCount_ = 0;
     gate_.reset();
     levelMatch_.reset();
     guard_.reset();
@@ -260,8 +263,21 @@ void EchoCanceller::finishOutput(std::span<const float> m, std::span<float> o)
         for (std::size_t i = 0; i < n; ++i)
             if (suppressorFarSilent_[i])
                 lagged[i] = 0.0f;
-        suppressor_.process(m, o, std::span<const float>(lagged, n), o);
+        // A path change concluded inside the block reaches the suppressor at its sample: told at the
+        // block's end, the suppressor had dropped its reach for the block's earlier frames too, as a
+        // block of one sample would not (the same recording gave other samples in host blocks of 4096
+        // and of 160 after a false path change in double talk).
+        std::size_t from = 0;
+        for (std::size_t c = 0; c < suppressorPathChangeCount_; ++c) {
+            const std::size_t at = suppressorPathChanges_[c];
+            suppressor_.process(m.subspan(from, at - from), o.subspan(from, at - from), std::span<const float>(lagged + from, at - from),
+                                o.subspan(from, at - from));
+            suppressor_.echoPathChanged();
+            from = at;
+        }
+        suppressor_.process(m.subspan(from), o.subspan(from), std::span<const float>(lagged + from, n - from), o.subspan(from));
     }
+    suppressorPathChangeCount_ = 0;
 }
 
 std::span<const float> EchoCanceller::heardPart(std::span<const float> m, std::span<const float> r, std::size_t at, std::size_t k)
@@ -387,7 +403,7 @@ void EchoCanceller::endSegmentIfDue(std::size_t end)
     if (verdict.restart)
         filter_->restartCovariance();
     if (verdict.pathChanged)
-        backgroundRestarted();
+        backgroundRestarted(end);
     // The filter forgets what it learnt at the old alignment when the far end moves: RLS with a long
     // memory would carry it for a second or more (10 dB of steady ERLE lost after the first alignment
     // of a delayed speech echo of the corpus). The foreground keeps cancelling with what it has until
@@ -397,11 +413,11 @@ void EchoCanceller::endSegmentIfDue(std::size_t end)
     filter_->setAdaptation(adapting_);
 }
 
-void EchoCanceller::backgroundRestarted()
+void EchoCanceller::backgroundRestarted(std::size_t at)
 {
     foreground_.backgroundRestarted();
-    if (settings_.suppressor.enabled)
-        suppressor_.echoPathChanged();
+    if (settings_.suppressor.enabled && suppressorPathChangeCount_ < suppressorPathChanges_.size())
+        suppressorPathChanges_[suppressorPathChangeCount_++] = at;
 }
 
 void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<const float> r, std::span<float> o, std::size_t at,
@@ -437,7 +453,7 @@ void EchoCanceller::processAcrossSegmentEnd(std::span<const float> m, std::span<
                           weightsAtSplit_);
     foreground_.catchUp(background.first(before), weightsAtSplit_);
     if (verdict.pathChanged)
-        backgroundRestarted();
+        backgroundRestarted(at + before);
     const std::span<const float> ma = m.subspan(at + before, after), ra = r.subspan((at + before) * channels, after * channels);
     const std::span<float> oa = o.subspan(at + before, after);
     std::copy(background.begin() + static_cast<std::ptrdiff_t>(before), background.end(), oa.begin());

@@ -182,8 +182,9 @@ private:
     // At a segment's end with the filter there: concludeSegment(), then the restart and the adaptation
     // it asks of the filter.
     void endSegmentIfDue(std::size_t end);   // end: the block's sample where the segment ends
-    // After the filter restarted on an echo-path change: the foreground and the suppressor are told.
-    void backgroundRestarted();
+    // After the filter restarted on an echo-path change at the block's sample `at`: the foreground is
+    // told now, the suppressor from that sample on (finishOutput).
+    void backgroundRestarted(std::size_t at);
 
     EchoCancellerSettings settings_{};
     FilterPlan plan_{};
@@ -206,6 +207,10 @@ private:
     // the suppressor takes the far end as silence there (the gate's verdict), and the echo's lag.
     std::vector<unsigned char> suppressorFarSilent_;
     std::vector<int> suppressorFarLag_;
+    // The block's samples where a path change was concluded, in order (at most one a segment): the
+    // suppressor hears of each there, not at the block's end, whatever the block's size.
+    std::vector<std::size_t> suppressorPathChanges_;
+    std::size_t suppressorPathChangeCount_ = 0;
     PathChangeDetector pathChange_;
     AdaptationGate gate_;
     FarEndLevelMatch levelMatch_;
