@@ -2,7 +2,7 @@
 // quell-render: the offline echo canceller.
 //   quell-render --mic MIC.wav --ref REF.wav --out OUT.wav [--taps N] [--lambda L] [--rate HZ]
 //                [--backend cpu|gpu|auto] [--filter rls|kalman|nlms|auto] [--suppression DB] [--no-comfort-noise] [--distortion-model] [--metrics M.json] [--quiet]
-//   quell-render --batch LIST.tsv [--shard K/N] [--jobs J] [canceller options]
+//   quell-render --batch LIST.tsv [--shard K/N] [--jobs J | --calls S] [canceller options]
 // Writes the echo-cancelled microphone in the microphone file's rate and sample format, then prints a
 // summary: duration, real-time factor and steady-state ERLE. Exit codes: 0 done, 2 bad usage or bad
 // input (nothing written), 1 failure while processing (nothing written). --batch renders every line of a
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 #include "aec/FilterKind.h"
 #include "aec/FilterPlan.h"
 #include "aec/ErleMeter.h"
+#include "engine/OfflineCallBatch.h"
 #include "engine/RealtimeEngine.h"
 #include "io/CommandLine.h"
 #include "io/ProgressBar.h"
@@ -48,6 +50,7 @@ struct Options {
     std::string mic, ref, out, metrics;
     std::string batch, shard;   // --batch LIST.tsv; --shard K/N
     int jobs = 1;               // files rendered at once in a batch
+    int calls = 0;              // > 0: a batch's files as the calls of one many-calls engine, this many streams
     aec::EchoCancellerSettings aec{};
     int cancellerRate = aec::kCancellerRate;
     bool rateFromInput = false;
@@ -78,6 +81,10 @@ std::optional<Options> parse(int argc, char** argv)
     cli.text("--shard", "K/N", o.shard, "only the lines whose number (from 0) modulo N is K: one of N machines or array tasks");
     cli.option("--jobs", "J", "files rendered at once (default 1)",
                [&o](const std::string& v) { o.jobs = io::parseInt("--jobs", v, 1, 64); });
+    cli.option("--calls", "S",
+               "render the files together as S calls of one many-calls engine (engine::MultiStreamCanceller:\n"
+               "on a GPU one filter batch for all of them; a stereo microphone takes two; instead of --jobs)",
+               [&o](const std::string& v) { o.calls = io::parseInt("--calls", v, 1, 65536); });
     cli.group("Canceller options");
     standalone::addCancellerOptions(cli, o.aec, standalone::CancellerUse::Offline);
     cli.notes("OUT's extension picks the container (.wav, .flac, .ogg, .aiff, .caf, .w64, .au); the output has\n"
@@ -94,12 +101,16 @@ std::optional<Options> parse(int argc, char** argv)
     if (!o.batch.empty()) {
         if (!o.mic.empty() || !o.ref.empty() || !o.out.empty() || !o.metrics.empty())
             throw io::UsageError("--batch takes the files from its list: no --mic, --ref, --out or --metrics with it");
+        if (o.calls > 0 && o.jobs != 1)
+            throw io::UsageError("--calls renders the files together in one engine: no --jobs with it");
+        if (o.calls > 0 && (o.rateFromInput || o.cancellerRate != aec::kCancellerRate))
+            throw io::UsageError("--calls runs every file's canceller at 16000 Hz: no --rate with it");
         if (!o.shard.empty())
             standalone::parseShard(o.shard);   // a bad K/N is a usage error before any work
         return o;
     }
-    if (!o.shard.empty() || o.jobs != 1)
-        throw io::UsageError("--shard and --jobs go with --batch");
+    if (!o.shard.empty() || o.jobs != 1 || o.calls > 0)
+        throw io::UsageError("--shard, --jobs and --calls go with --batch");
     if (o.mic.empty() || o.ref.empty() || o.out.empty())
         throw io::UsageError("--mic, --ref and --out are required (see --help)");
     if (o.mic == "-" && o.ref == "-")
@@ -122,12 +133,25 @@ bool samePath(const std::string& a, const std::string& b)
     return io::sameFile(a, b);
 }
 
-void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
-                  const engine::RealtimeEngine& engine, const aec::ErleReport& erle, double seconds, double wall)
+// What the metrics say of the canceller that ran: a lone engine's, or a many-calls engine's call.
+struct CancellerReport {
+    aec::EchoCancellerSettings settings{};
+    int farEndChannels = 1, cancellerRate = aec::kCancellerRate, latencySamples = 0;
+    std::string mode;
+    dsp::RlsHealth health{};
+};
+
+CancellerReport reportOf(const engine::RealtimeEngine& engine)
 {
-    const engine::EngineStats stats = engine.stats();
-    const aec::EchoCancellerSettings c = engine.cancellerSettings();
-    const auto h = engine.health();
+    return {engine.cancellerSettings(), engine.spec().farEndChannels, engine.spec().cancellerRate, engine.latencySamples(),
+            engine.stats().mode, engine.health()};
+}
+
+void writeMetrics(const std::string& path, const Options& o, const io::AudioFormat& fmt, std::size_t frames,
+                  const CancellerReport& report, const aec::ErleReport& erle, double seconds, double wall)
+{
+    const aec::EchoCancellerSettings& c = report.settings;
+    const dsp::RlsHealth& h = report.health;
     nlohmann::ordered_json perFrame = nlohmann::ordered_json::array();
     for (const auto& db : erle.perFrameDb)
         perFrame.push_back(db ? nlohmann::ordered_json(*db) : nlohmann::ordered_json(nullptr));
@@ -135,12 +159,12 @@ void writeMetrics(const std::string& path, const Options& o, const io::AudioForm
     const nlohmann::ordered_json metrics = {
         {"input", {{"mic", o.mic}, {"ref", o.ref}, {"sample_rate", fmt.sampleRate}, {"channels", fmt.channels},
                    {"frames", frames}, {"seconds", seconds}}},
-        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c, engine.spec().farEndChannels)}, {"delta", aec::effectiveDelta(c, c.taps * engine.spec().farEndChannels)},
-                      {"canceller_rate", engine.spec().cancellerRate}, {"high_pass_hz", c.highPassHz},
+        {"settings", {{"taps", c.taps}, {"lambda", aec::effectiveLambda(c, report.farEndChannels)}, {"delta", aec::effectiveDelta(c, c.taps * report.farEndChannels)},
+                      {"canceller_rate", report.cancellerRate}, {"high_pass_hz", c.highPassHz},
                       {"suppression_db", c.suppressor.enabled ? c.suppressor.maxAttenuationDb : 0.0},
                       {"comfort_noise", c.suppressor.enabled && c.suppressor.comfortNoise},
                       {"distortion_model", c.distortionFilter}, {"backend_requested", aec::toString(o.aec.backend)},
-                      {"backend", stats.mode}, {"latency_samples", engine.latencySamples()}}},
+                      {"backend", report.mode}, {"latency_samples", report.latencySamples}}},
         {"timings", {{"wall_seconds", wall}, {"real_time_factor", wall / seconds}}},
         {"health", {{"reinitialisations", h.reinitialisations}, {"paused_samples", h.pausedSamples}}},
         {"erle", {{"steady_state_db", erle.steadyStateDb ? nlohmann::ordered_json(*erle.steadyStateDb) : nlohmann::ordered_json(nullptr)},
@@ -165,7 +189,15 @@ struct RenderSummary {
     std::optional<double> erleDb;
 };
 
-RenderSummary run(const Options& o)
+// One render's inputs, read and checked: everything that can fail before the work fails here.
+struct RenderInput {
+    io::AudioData mic, ref;
+    std::size_t frames = 0, farFrames = 0;   // the output's length (the microphone's), the far end's used part
+    bool mono = true;                        // the far end as one channel (farEndMean)
+    std::vector<float> farEndMean;           // the far end's channels' mean, `frames` long (silent past its end)
+};
+
+RenderInput readInput(const Options& o)
 {
     if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
         throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
@@ -177,8 +209,11 @@ RenderSummary run(const Options& o)
         io::requireWritableFolder(o.out);
     if (!o.metrics.empty())
         io::requireWritableFolder(o.metrics);
-    const io::AudioData mic = io::readAudio(o.mic);
-    const io::AudioData ref = io::readAudio(o.ref);
+    RenderInput in;
+    in.mic = io::readAudio(o.mic);
+    in.ref = io::readAudio(o.ref);
+    const io::AudioData& mic = in.mic;
+    const io::AudioData& ref = in.ref;
     if (mic.format.channels > kMaxMicChannels)
         throw io::FileError(o.mic + ": has " + std::to_string(mic.format.channels)
                             + " channels; the microphone may have 1 or 2");
@@ -188,18 +223,81 @@ RenderSummary run(const Options& o)
     if (mic.format.sampleRate != ref.format.sampleRate)
         throw io::FileError(o.ref + ": sample rate " + std::to_string(ref.format.sampleRate) + " Hz differs from "
                             + o.mic + " (" + std::to_string(mic.format.sampleRate) + " Hz); resample one of them first");
-
-    const io::AudioFormat outFormat = io::outputFormatFor(o.out, mic.format);
+    io::outputFormatFor(o.out, mic.format);   // an OUT this container cannot hold fails here, not after the work
     // The output has the microphone's length: past the far end's end the far end is silent, and a
     // longer far end's extra is not used.
-    const std::size_t frames = mic.frames();
-    if (ref.frames() < frames && !o.quiet)
+    in.frames = mic.frames();
+    if (ref.frames() < in.frames && !o.quiet)
         std::fprintf(stderr, "note: %s has %zu frames and %s %zu; the far end is taken as silent after its end\n",
-                     o.ref.c_str(), ref.frames(), o.mic.c_str(), frames);
-    else if (ref.frames() > frames && !o.quiet)
+                     o.ref.c_str(), ref.frames(), o.mic.c_str(), in.frames);
+    else if (ref.frames() > in.frames && !o.quiet)
         std::fprintf(stderr, "note: %s has %zu frames and %s %zu; its last %zu are not used\n", o.ref.c_str(), ref.frames(),
-                     o.mic.c_str(), frames, ref.frames() - frames);
-    const std::size_t farFrames = std::min(frames, ref.frames());
+                     o.mic.c_str(), in.frames, ref.frames() - in.frames);
+    in.farFrames = std::min(in.frames, ref.frames());
+    // A stereo far end is one two-channel echo path (aec/EchoCanceller.h), on the GPU or the CPU.
+    in.mono = ref.format.channels == 1 || o.monoFarEnd;
+    // The channels' mean: the far end when it is mixed to mono, and the ERLE meter's activity signal.
+    in.farEndMean.assign(in.frames, 0.0f);
+    for (std::size_t i = 0; i < in.farFrames; ++i) {
+        float sum = 0.0f;
+        for (const auto& ch : ref.channels)
+            sum += ch[i];
+        in.farEndMean[i] = sum / static_cast<float>(ref.channels.size());
+    }
+    return in;
+}
+
+// Per-sample root-mean-square over the microphone channels: one ERLE for the whole file.
+aec::ErleReport measureErle(const RenderInput& in, const std::vector<std::vector<float>>& out)
+{
+    aec::ErleMeter meter(in.mic.format.sampleRate);
+    const std::size_t micCh = in.mic.channels.size();
+    std::vector<float> micPow(in.frames), outPow(in.frames);
+    for (std::size_t i = 0; i < in.frames; ++i) {
+        double m = 0.0, e = 0.0;
+        for (std::size_t c = 0; c < micCh; ++c) {
+            m += static_cast<double>(in.mic.channels[c][i]) * in.mic.channels[c][i];
+            e += static_cast<double>(out[c][i]) * out[c][i];
+        }
+        micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
+        outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
+    }
+    meter.add(micPow, outPow, in.farEndMean);
+    return meter.report();
+}
+
+// OUT and its metrics, all or nothing: no OUT without its metrics, no metrics without OUT. Standard
+// output cannot be taken back once written, so there the metrics go first.
+void writeResults(const Options& o, const RenderInput& in, const std::vector<std::vector<float>>& out, const CancellerReport& report,
+                  const aec::ErleReport& erle, double wall)
+{
+    const double seconds = static_cast<double>(in.frames) / in.mic.format.sampleRate;
+    const bool toStandardOutput = o.out == "-";
+    if (toStandardOutput && !o.metrics.empty())
+        writeMetrics(o.metrics, o, in.mic.format, in.frames, report, erle, seconds, wall);
+    try {
+        io::writeAudioAtomically(o.out, io::outputFormatFor(o.out, in.mic.format), out);
+    } catch (...) {
+        if (toStandardOutput && !o.metrics.empty())
+            std::filesystem::remove(o.metrics);
+        throw;
+    }
+    if (!toStandardOutput && !o.metrics.empty()) {
+        try {
+            writeMetrics(o.metrics, o, in.mic.format, in.frames, report, erle, seconds, wall);
+        } catch (...) {
+            std::filesystem::remove(o.out);
+            throw;
+        }
+    }
+}
+
+RenderSummary run(const Options& o)
+{
+    const RenderInput in = readInput(o);
+    const io::AudioData& mic = in.mic;
+    const std::size_t frames = in.frames;
+    const io::AudioFormat outFormat = io::outputFormatFor(o.out, mic.format);
 
     const int rate = mic.format.sampleRate;
     // The real-time engine in offline mode: the same samples as a live run, with no deadlines.
@@ -210,27 +308,17 @@ RenderSummary run(const Options& o)
     spec.aec = o.aec;
     spec.offline = true;
     spec.cancellerRate = o.rateFromInput ? rate : o.cancellerRate;
-    // A stereo far end is one two-channel echo path (aec/EchoCanceller.h), on the GPU or the CPU.
-    const bool mono = ref.format.channels == 1 || o.monoFarEnd;
-    spec.farEndChannels = mono ? 1 : ref.format.channels;
+    spec.farEndChannels = in.mono ? 1 : in.ref.format.channels;
     engine::RealtimeEngine engine;
     engine.prepare(spec);
     if (!engine.fallbackReason().empty() && !o.quiet)
         std::fprintf(stderr, "note: --backend auto: using the CPU (%s)\n", engine.fallbackReason().c_str());
 
-    // The channels' mean: the far end when it is mixed to mono, and the ERLE meter's activity signal.
-    std::vector<float> farEndMean(frames);
-    for (std::size_t i = 0; i < farFrames; ++i) {
-        float sum = 0.0f;
-        for (const auto& ch : ref.channels)
-            sum += ch[i];
-        farEndMean[i] = sum / static_cast<float>(ref.channels.size());
-    }
     std::vector<const std::vector<float>*> farEnd;
-    if (mono)
-        farEnd.push_back(&farEndMean);
+    if (in.mono)
+        farEnd.push_back(&in.farEndMean);
     else
-        for (const auto& ch : ref.channels)
+        for (const auto& ch : in.ref.channels)
             farEnd.push_back(&ch);
 
     const std::size_t latency = static_cast<std::size_t>(engine.latencySamples());
@@ -256,7 +344,7 @@ RenderSummary run(const Options& o)
         }
         for (std::size_t r = 0; r < farEnd.size(); ++r) {
             for (std::size_t i = 0; i < n; ++i)
-                refBlock[r][i] = pos + i < farFrames ? (*farEnd[r])[pos + i] : 0.0f;
+                refBlock[r][i] = pos + i < in.farFrames ? (*farEnd[r])[pos + i] : 0.0f;
             refPtrs[r] = refBlock[r].data();
         }
         engine.process(inPtrs.data(), refPtrs.data(), outPtrs.data(), static_cast<int>(n));
@@ -272,44 +360,10 @@ RenderSummary run(const Options& o)
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.finish();
 
-    aec::ErleMeter meter(rate);
-    // Per-sample root-mean-square over the microphone channels: one ERLE for the whole file.
-    {
-        std::vector<float> micPow(frames), outPow(frames);
-        for (std::size_t i = 0; i < frames; ++i) {
-            double m = 0.0, e = 0.0;
-            for (std::size_t c = 0; c < micCh; ++c) {
-                m += static_cast<double>(mic.channels[c][i]) * mic.channels[c][i];
-                e += static_cast<double>(out[c][i]) * out[c][i];
-            }
-            micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
-            outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
-        }
-        meter.add(micPow, outPow, farEndMean);
-    }
-    const aec::ErleReport erle = meter.report();
-
-    // All or nothing: no OUT without its metrics, no metrics without OUT. Standard output cannot be taken
-    // back once written, so there the metrics go first.
+    const aec::ErleReport erle = measureErle(in, out);
+    writeResults(o, in, out, reportOf(engine), erle, wall);
     const double seconds = static_cast<double>(frames) / rate;
     const bool toStandardOutput = o.out == "-";
-    if (toStandardOutput && !o.metrics.empty())
-        writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
-    try {
-        io::writeAudioAtomically(o.out, outFormat, out);
-    } catch (...) {
-        if (toStandardOutput && !o.metrics.empty())
-            std::filesystem::remove(o.metrics);
-        throw;
-    }
-    if (!toStandardOutput && !o.metrics.empty()) {
-        try {
-            writeMetrics(o.metrics, o, mic.format, frames, engine, erle, seconds, wall);
-        } catch (...) {
-            std::filesystem::remove(o.out);
-            throw;
-        }
-    }
 
     RenderSummary summary{seconds, wall, erle.steadyStateDb};
     if (!o.quiet) {
@@ -333,6 +387,123 @@ RenderSummary run(const Options& o)
     return summary;
 }
 
+// The per-file options of a batch job: its files, quiet.
+Options jobOptions(const Options& base, const standalone::BatchJob& job)
+{
+    // An archive's output tree is made as it fills (readInput still checks that it can write there).
+    std::error_code ignored;
+    for (const std::string& path : {job.out, job.metrics})
+        if (!path.empty() && std::filesystem::path(path).has_parent_path())
+            std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+    Options o = base;
+    o.batch.clear();
+    o.mic = job.mic;
+    o.ref = job.ref;
+    o.out = job.out;
+    o.metrics = job.metrics;
+    o.quiet = true;
+    return o;
+}
+
+// --batch --calls S: the shard's files as the calls of one OfflineCallBatch, as many at once as its S
+// streams take (a stereo microphone takes two), a file joining as soon as one leaves. Each file's output
+// is a lone render's with the same settings (engine/OfflineCallBatch.h), an automatic length included.
+// A line per file as it ends, then the failures again.
+int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
+{
+    engine::MultiStreamSettings settings;
+    settings.canceller = base.aec;
+    if (settings.canceller.taps == 0) {   // a lone render's automatic length, not the engine's 1024
+        const aec::FilterPlanResult planned = aec::planLinearFilter(base.aec, {aec::kCancellerRate, 160, 1});
+        if (planned.ok())
+            settings.canceller.taps = planned.plan.tapsPerChannel();
+    }
+    settings.maxStreams = base.calls;
+    engine::OfflineCallBatch batch;
+    batch.prepare(settings);
+    const engine::MultiStreamCanceller& calls = batch.engine();
+    std::printf("calls: %d streams of %s%s\n", calls.maxStreams(), calls.description().c_str(),
+                calls.plan().fallbackReason.empty() ? "" : (" (the CPU's: " + calls.plan().fallbackReason + ")").c_str());
+    std::fflush(stdout);
+    struct Running {
+        const standalone::BatchJob* job = nullptr;
+        Options options;
+        RenderInput input;
+        std::chrono::steady_clock::time_point joined;
+    };
+    std::map<int, Running> running;
+    std::size_t next = 0, finished = 0, done = 0, skipped = 0;
+    double audioSeconds = 0.0;
+    std::vector<std::string> failures;
+    const auto fail = [&](const standalone::BatchJob& job, int code, const std::string& message) {
+        const std::string line = job.out + " (line " + std::to_string(job.line) + "): exit " + std::to_string(code) + ", " + message;
+        failures.push_back(line);
+        std::printf("[%zu/%zu] %s\n", ++finished, mine.size(), line.c_str());
+        std::fflush(stdout);
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    while (next < mine.size() || !batch.idle()) {
+        // Files join while their channels fit; one that can never fit fails by itself.
+        while (next < mine.size()) {
+            const standalone::BatchJob& job = mine[next];
+            if (standalone::alreadyDone(job)) {
+                ++skipped;
+                ++next;
+                std::printf("[%zu/%zu] %s: skipped, done earlier\n", ++finished, mine.size(), job.out.c_str());
+                continue;
+            }
+            Running r{&job, jobOptions(base, job), {}, {}};
+            try {
+                r.input = readInput(r.options);
+                if (!r.input.mono)
+                    throw io::UsageError(job.ref + ": a stereo far end; --calls takes one far-end channel (--mono-far-end mixes it)");
+                if (static_cast<int>(r.input.mic.channels.size()) > calls.maxStreams())
+                    throw io::UsageError(job.mic + ": " + std::to_string(r.input.mic.channels.size()) + " channels, more than --calls "
+                                         + std::to_string(calls.maxStreams()));
+            } catch (...) {
+                const io::ExceptionReport described = io::describeCurrentException();
+                fail(job, described.exitCode, described.message);
+                ++next;
+                continue;
+            }
+            if (static_cast<int>(r.input.mic.channels.size()) > batch.freeStreams())
+                break;   // it waits for a file to leave
+            r.joined = std::chrono::steady_clock::now();
+            const int id = batch.add(r.input.mic.channels, r.input.farEndMean, r.input.mic.format.sampleRate);
+            running.emplace(id, std::move(r));
+            ++next;
+        }
+        for (engine::OfflineCallBatch::Finished& f : batch.step()) {
+            Running& r = running.at(f.id);
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.joined).count();
+            const double seconds = static_cast<double>(r.input.frames) / r.input.mic.format.sampleRate;
+            try {
+                const aec::ErleReport erle = measureErle(r.input, f.out);
+                const CancellerReport report{calls.canceller(0).settings(), 1, aec::kCancellerRate, f.latencySamples, calls.description(),
+                                             f.health};
+                writeResults(r.options, r.input, f.out, report, erle, wall);
+                ++done;
+                audioSeconds += seconds;
+                char erleText[48] = "ERLE not measured";
+                if (erle.steadyStateDb)
+                    std::snprintf(erleText, sizeof erleText, "ERLE %.1f dB", *erle.steadyStateDb);
+                std::printf("[%zu/%zu] %s: %s, %.2f s of audio\n", ++finished, mine.size(), r.job->out.c_str(), erleText, seconds);
+                std::fflush(stdout);
+            } catch (...) {
+                const io::ExceptionReport described = io::describeCurrentException();
+                fail(*r.job, described.exitCode, described.message);
+            }
+            running.erase(f.id);
+        }
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("batch: %zu done, %zu skipped (done earlier), %zu failed; %.1f s of audio in %.1f s (%.1f x real time)\n", done, skipped,
+                failures.size(), audioSeconds, wall, wall > 0.0 ? audioSeconds / wall : 0.0);
+    for (const std::string& f : failures)
+        std::printf("failed: %s\n", f.c_str());
+    return failures.empty() ? 0 : 1;
+}
+
 // Every job of this run's shard, `jobs` at a time; a line per file as it ends, then the failures again.
 int runBatch(const Options& base)
 {
@@ -346,6 +517,8 @@ int runBatch(const Options& base)
                                    + std::to_string(all.size())).c_str()
                                 : "");
     std::fflush(stdout);
+    if (base.calls > 0)
+        return runCalls(base, mine);
     std::mutex report;
     std::atomic<std::size_t> next{0};
     std::size_t finished = 0, done = 0, skipped = 0;
@@ -360,18 +533,7 @@ int runBatch(const Options& base)
                 std::fflush(stdout);
                 continue;
             }
-            // An archive's output tree is made as it fills (run() still checks that it can write there).
-            std::error_code ignored;
-            for (const std::string& path : {job.out, job.metrics})
-                if (!path.empty() && std::filesystem::path(path).has_parent_path())
-                    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-            Options o = base;
-            o.batch.clear();
-            o.mic = job.mic;
-            o.ref = job.ref;
-            o.out = job.out;
-            o.metrics = job.metrics;
-            o.quiet = true;
+            const Options o = jobOptions(base, job);
             std::string message;
             int code = 0;
             RenderSummary r;

@@ -10,6 +10,12 @@ namespace quell::engine {
 
 // The first call into a GPU canceller loads its kernels and touches fresh pages (milliseconds): pay that
 // here, at prepare, rather than in the first real-time block.
+double pipelineLatency(const dsp::PolyphaseResampler<float>& down, const dsp::PolyphaseResampler<float>& up, int cancellerLatency,
+                       int hostRate, int cancellerRate)
+{
+    return (down.delayInOutputSamples() + cancellerLatency) * hostRate / cancellerRate + up.delayInOutputSamples();
+}
+
 void EchoPipeline::warmUp(aec::EchoCanceller& canceller, std::size_t block)
 {
     std::vector<float> zeros(std::min<std::size_t>(block, 256), 0.0f), out(zeros.size());
@@ -51,10 +57,8 @@ void EchoPipeline::prepare(const PipelineSpec& spec)
     if (resampling_) {
         for (auto& r : refDown_)
             r.prepare(spec.hostRate, spec.cancellerRate);
-        const dsp::PolyphaseResampler<float>& d = channels_[0].down;
-        const dsp::PolyphaseResampler<float>& u = channels_[0].up;
-        latencyExact_ = (d.delayInOutputSamples() + channels_[0].aec->latencySamples()) * spec.hostRate / spec.cancellerRate
-                        + u.delayInOutputSamples();
+        latencyExact_ = pipelineLatency(channels_[0].down, channels_[0].up, channels_[0].aec->latencySamples(), spec.hostRate,
+                                        spec.cancellerRate);
     } else {
         latencyExact_ = channels_[0].aec->latencySamples();
     }

@@ -28,6 +28,11 @@ struct PipelineSpec {
     aec::EchoCancellerSettings aec{};
 };
 
+// The pipeline's input-to-output delay in host samples: the down-resampler's and the canceller's delays at
+// the canceller's rate, brought to the host's, and the up-resampler's (EchoPipeline and OfflineCallBatch).
+double pipelineLatency(const dsp::PolyphaseResampler<float>& down, const dsp::PolyphaseResampler<float>& up, int cancellerLatency,
+                       int hostRate, int cancellerRate);
+
 class EchoPipeline {
 public:
     void prepare(const PipelineSpec& spec);

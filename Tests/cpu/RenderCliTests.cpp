@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "aec/EchoCanceller.h"
 #include "dsp/BiquadCascade.h"
@@ -432,4 +433,49 @@ TEST_CASE("quell-render --batch renders a list, names what failed, resumes and s
     CHECK(render(dir, "--batch " + list + " --shard 2/2").exitCode == 2);
     CHECK(render(dir, "--mic a --ref b --out c --jobs 2").exitCode == 2);
     CHECK(render(dir, "--batch " + (dir / "nothing.tsv")).exitCode == 2);
+}
+
+TEST_CASE("quell-render --batch --calls renders the files together, each as a lone render, and resumes", "[render][cli][batch]")
+{
+    // A 48 kHz stereo microphone (two calls) and two 16 kHz files through two streams: the second 16 kHz
+    // file joins when the first leaves; a stereo far end without --mono-far-end fails by itself.
+    TempDir dir;
+    writePair(dir / "mic48.wav", dir / "ref48.wav", 48000, 30000, kWav16, 2, 1);
+    writePair(dir / "mic.wav", dir / "ref.wav", 16000, 16000, kWav16);
+    writePair(dir / "micS.wav", dir / "refS.wav", 16000, 8000, kWav16, 1, 2);
+    {
+        std::ofstream list(dir / "list.tsv");
+        list << "mic48.wav\tref48.wav\tout/a.wav\tout/a.json\n"
+             << "mic.wav\tref.wav\tout/b.wav\n"
+             << "micS.wav\trefS.wav\tout/s.wav\n"
+             << "mic.wav\tref.wav\tout/c.wav\n";
+    }
+    const std::string list = dir / "list.tsv";
+    Result r = render(dir, "--batch " + list + " --calls 2 --taps 128 --backend cpu");
+    INFO(r.out << r.err);
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.out, Catch::Contains("calls: 2 streams of CPU"));
+    CHECK_THAT(r.out, Catch::Contains("batch: 3 done, 0 skipped (done earlier), 1 failed"));
+    CHECK_THAT(r.out, Catch::Contains("a stereo far end; --calls takes one far-end channel"));
+    CHECK(fs::exists(dir / "out/a.json"));
+    CHECK(!fs::exists(dir / "out/s.wav"));
+    for (const auto& [mic, ref, out] : {std::tuple{"mic48.wav", "ref48.wav", "a.wav"}, std::tuple{"mic.wav", "ref.wav", "b.wav"}}) {
+        const std::string lone = dir / (std::string("lone-") + out);
+        REQUIRE(render(dir, "--mic " + (dir / mic) + " --ref " + (dir / ref) + " --out " + lone + " --taps 128 --backend cpu --quiet").exitCode == 0);
+        const io::AudioData a = io::readAudio(lone), b = io::readAudio(dir / (std::string("out/") + out));
+        INFO(out);
+        CHECK(a.channels == b.channels);   // the same samples as a lone render
+    }
+    // The same file again, in a stream another file used before it: the same samples.
+    CHECK(io::readAudio(dir / "out/c.wav").channels == io::readAudio(dir / "out/b.wav").channels);
+
+    // Again with the stereo far end mixed: the rest is skipped.
+    r = render(dir, "--batch " + list + " --calls 2 --taps 128 --backend cpu --mono-far-end");
+    CHECK(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("batch: 1 done, 3 skipped (done earlier), 0 failed"));
+    CHECK(fs::exists(dir / "out/s.wav"));
+
+    CHECK(render(dir, "--batch " + list + " --calls 2 --jobs 2").exitCode == 2);
+    CHECK(render(dir, "--batch " + list + " --calls 2 --rate 48000").exitCode == 2);
+    CHECK(render(dir, "--mic a --ref b --out c --calls 2").exitCode == 2);
 }
