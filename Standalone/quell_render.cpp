@@ -442,7 +442,15 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
         std::fflush(stdout);
     };
     const auto t0 = std::chrono::steady_clock::now();
+    auto lastStatus = t0;
+    std::size_t blocks = 0;
     while (next < mine.size() || !batch.idle()) {
+        // Long files print nothing until they end: a line on standard error every 10 s says where it is.
+        if (++blocks % 100 == 0 && std::chrono::steady_clock::now() - lastStatus > std::chrono::seconds(10)) {
+            lastStatus = std::chrono::steady_clock::now();
+            std::fprintf(stderr, "calls: %zu of %zu files finished, %zu running, %.0f s of audio into the run\n", finished, mine.size(),
+                         running.size(), static_cast<double>(blocks) * 0.01);
+        }
         // Files join while their channels fit; one that can never fit fails by itself.
         while (next < mine.size()) {
             const standalone::BatchJob& job = mine[next];
@@ -469,8 +477,12 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
             if (static_cast<int>(r.input.mic.channels.size()) > batch.freeStreams())
                 break;   // it waits for a file to leave
             r.joined = std::chrono::steady_clock::now();
-            const int id = batch.add(r.input.mic.channels, r.input.farEndMean, r.input.mic.format.sampleRate);
-            running.emplace(id, std::move(r));
+            try {
+                const int id = batch.add(r.input.mic.channels, r.input.farEndMean, r.input.mic.format.sampleRate);
+                running.emplace(id, std::move(r));
+            } catch (const std::invalid_argument& e) {   // a rate the canceller cannot take: that file alone
+                fail(job, 2, e.what());
+            }
             ++next;
         }
         for (engine::OfflineCallBatch::Finished& f : batch.step()) {

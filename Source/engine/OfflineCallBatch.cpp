@@ -41,7 +41,8 @@ int OfflineCallBatch::add(std::vector<std::vector<float>> mic, std::span<const f
         throw std::invalid_argument("OfflineCallBatch::add: " + std::to_string(mic.size()) + " channels, " + std::to_string(freeStreams())
                                     + " free streams");
     if (hostRate < aec::kMinSampleRate || hostRate > aec::kMaxSampleRate)
-        throw std::invalid_argument("OfflineCallBatch::add: a rate of " + std::to_string(hostRate) + " Hz");
+        throw std::invalid_argument("a rate of " + std::to_string(hostRate) + " Hz (the canceller takes " + std::to_string(aec::kMinSampleRate)
+                                    + " to " + std::to_string(aec::kMaxSampleRate) + ")");
     Recording r;
     r.id = nextId_++;
     r.hostRate = hostRate;

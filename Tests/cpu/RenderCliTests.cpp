@@ -438,16 +438,19 @@ TEST_CASE("quell-render --batch renders a list, names what failed, resumes and s
 TEST_CASE("quell-render --batch --calls renders the files together, each as a lone render, and resumes", "[render][cli][batch]")
 {
     // A 48 kHz stereo microphone (two calls) and two 16 kHz files through two streams: the second 16 kHz
-    // file joins when the first leaves; a stereo far end without --mono-far-end fails by itself.
+    // file joins when the first leaves; a stereo far end without --mono-far-end and a 4 kHz file fail by
+    // themselves.
     TempDir dir;
     writePair(dir / "mic48.wav", dir / "ref48.wav", 48000, 30000, kWav16, 2, 1);
     writePair(dir / "mic.wav", dir / "ref.wav", 16000, 16000, kWav16);
     writePair(dir / "micS.wav", dir / "refS.wav", 16000, 8000, kWav16, 1, 2);
+    writePair(dir / "mic4k.wav", dir / "ref4k.wav", 4000, 4000, kWav16);
     {
         std::ofstream list(dir / "list.tsv");
         list << "mic48.wav\tref48.wav\tout/a.wav\tout/a.json\n"
              << "mic.wav\tref.wav\tout/b.wav\n"
              << "micS.wav\trefS.wav\tout/s.wav\n"
+             << "mic4k.wav\tref4k.wav\tout/k.wav\n"
              << "mic.wav\tref.wav\tout/c.wav\n";
     }
     const std::string list = dir / "list.tsv";
@@ -455,8 +458,9 @@ TEST_CASE("quell-render --batch --calls renders the files together, each as a lo
     INFO(r.out << r.err);
     CHECK(r.exitCode == 1);
     CHECK_THAT(r.out, Catch::Contains("calls: 2 streams of CPU"));
-    CHECK_THAT(r.out, Catch::Contains("batch: 3 done, 0 skipped (done earlier), 1 failed"));
+    CHECK_THAT(r.out, Catch::Contains("batch: 3 done, 0 skipped (done earlier), 2 failed"));
     CHECK_THAT(r.out, Catch::Contains("a stereo far end; --calls takes one far-end channel"));
+    CHECK_THAT(r.out, Catch::Contains("out/k.wav (line 4): exit 2, a rate of 4000 Hz (the canceller takes 8000 to 192000)"));
     CHECK(fs::exists(dir / "out/a.json"));
     CHECK(!fs::exists(dir / "out/s.wav"));
     for (const auto& [mic, ref, out] : {std::tuple{"mic48.wav", "ref48.wav", "a.wav"}, std::tuple{"mic.wav", "ref.wav", "b.wav"}}) {
@@ -471,8 +475,8 @@ TEST_CASE("quell-render --batch --calls renders the files together, each as a lo
 
     // Again with the stereo far end mixed: the rest is skipped.
     r = render(dir, "--batch " + list + " --calls 2 --taps 128 --backend cpu --mono-far-end");
-    CHECK(r.exitCode == 0);
-    CHECK_THAT(r.out, Catch::Contains("batch: 1 done, 3 skipped (done earlier), 0 failed"));
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.out, Catch::Contains("batch: 1 done, 3 skipped (done earlier), 1 failed"));
     CHECK(fs::exists(dir / "out/s.wav"));
 
     CHECK(render(dir, "--batch " + list + " --calls 2 --jobs 2").exitCode == 2);
