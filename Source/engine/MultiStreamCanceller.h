@@ -8,7 +8,8 @@
 // pool's threads. Everything else of a canceller (high-pass, delay alignment, the two-path foreground,
 // output guard, residual suppression) is each stream's own aec::EchoCanceller, run on the pool's threads
 // before and after the batch (EchoCanceller::beginBlock / finishBlock): each stream's output is what a
-// canceller of its own with the same filter gives, sample for sample.
+// canceller of its own with the same filter gives, sample for sample (the GPU Kalman batch: the CPU Kalman
+// filter's with the batch's block, up to float rounding).
 //
 // Not here (yet): the streams' high-pass, resampling and suppression on the GPU; streams at other rates
 // than the batch's (a caller resamples).
