@@ -387,6 +387,21 @@ RenderSummary run(const Options& o)
     return summary;
 }
 
+// A batch's line for a file that failed, as it prints and as the summary repeats it.
+std::string failureLine(const standalone::BatchJob& job, int code, const std::string& message)
+{
+    return job.out + " (line " + std::to_string(job.line) + "): exit " + std::to_string(code) + ", " + message;
+}
+
+// A batch's ERLE for a file that is done.
+std::string erleText(const std::optional<double>& steadyStateDb)
+{
+    char text[48] = "ERLE not measured";
+    if (steadyStateDb)
+        std::snprintf(text, sizeof text, "ERLE %.1f dB", *steadyStateDb);
+    return text;
+}
+
 // The per-file options of a batch job: its files, quiet.
 Options jobOptions(const Options& base, const standalone::BatchJob& job)
 {
@@ -436,9 +451,8 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
     double audioSeconds = 0.0;
     std::vector<std::string> failures;
     const auto fail = [&](const standalone::BatchJob& job, int code, const std::string& message) {
-        const std::string line = job.out + " (line " + std::to_string(job.line) + "): exit " + std::to_string(code) + ", " + message;
-        failures.push_back(line);
-        std::printf("[%zu/%zu] %s\n", ++finished, mine.size(), line.c_str());
+        failures.push_back(failureLine(job, code, message));
+        std::printf("[%zu/%zu] %s\n", ++finished, mine.size(), failures.back().c_str());
         std::fflush(stdout);
     };
     const auto t0 = std::chrono::steady_clock::now();
@@ -496,10 +510,8 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
                 writeResults(r.options, r.input, f.out, report, erle, wall);
                 ++done;
                 audioSeconds += seconds;
-                char erleText[48] = "ERLE not measured";
-                if (erle.steadyStateDb)
-                    std::snprintf(erleText, sizeof erleText, "ERLE %.1f dB", *erle.steadyStateDb);
-                std::printf("[%zu/%zu] %s: %s, %.2f s of audio\n", ++finished, mine.size(), r.job->out.c_str(), erleText, seconds);
+                std::printf("[%zu/%zu] %s: %s, %.2f s of audio\n", ++finished, mine.size(), r.job->out.c_str(),
+                            erleText(erle.steadyStateDb).c_str(), seconds);
                 std::fflush(stdout);
             } catch (...) {
                 const io::ExceptionReport described = io::describeCurrentException();
@@ -563,15 +575,11 @@ int runBatch(const Options& base)
             ++finished;
             if (code == 0) {
                 ++done;
-                char erle[48] = "ERLE not measured";
-                if (r.erleDb)
-                    std::snprintf(erle, sizeof erle, "ERLE %.1f dB", *r.erleDb);
-                std::printf("[%zu/%zu] %s: %s, %.2f s of audio at %.3f x real time\n", finished, mine.size(), job.out.c_str(), erle,
-                            r.seconds, r.wall / r.seconds);
+                std::printf("[%zu/%zu] %s: %s, %.2f s of audio at %.3f x real time\n", finished, mine.size(), job.out.c_str(),
+                            erleText(r.erleDb).c_str(), r.seconds, r.wall / r.seconds);
             } else {
-                const std::string line = job.out + " (line " + std::to_string(job.line) + "): exit " + std::to_string(code) + ", " + message;
-                failures.push_back(line);
-                std::printf("[%zu/%zu] %s\n", finished, mine.size(), line.c_str());
+                failures.push_back(failureLine(job, code, message));
+                std::printf("[%zu/%zu] %s\n", finished, mine.size(), failures.back().c_str());
             }
             std::fflush(stdout);
         }

@@ -59,7 +59,23 @@ struct GpuBatchedPbfdkf::Impl {
     {
         return {spectra.get(), weights.get(), uncertainty.get(), previousRef.get(), scalars.get(), priorProfile.get()};
     }
+    // Every stream's taps and scalars into the pinned copies, queued on the object's stream.
+    void queueMirror()
+    {
+        kalman::launchWeightTaps(geometry, state(), taps.get(), KalmanLaunchPolicy::threadsPerStream(geometry.block), stream.get());
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(hostTaps.get(), taps.get(), taps.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(hostScalars.get(), scalars.get(), scalars.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    }
 };
+
+namespace {
+
+dsp::RlsHealth healthOf(const kalman::StreamScalars& s)
+{
+    return {s.reinitialisations, s.pausedSamples, s.sanitisedSamples};
+}
+
+} // namespace
 
 GpuBatchedPbfdkf::GpuBatchedPbfdkf() : impl_(std::make_unique<Impl>()) {}
 GpuBatchedPbfdkf::~GpuBatchedPbfdkf() = default;
@@ -183,11 +199,8 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
         m.lastMs += m.stop.since(m.start);
         done += n;
     }
-    if (m.mirroring) {
-        kalman::launchWeightTaps(g, m.state(), m.taps.get(), threads, s);
-        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostTaps.get(), m.taps.get(), m.taps.bytes(), cudaMemcpyDeviceToHost, s));
-        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostScalars.get(), m.scalars.get(), m.scalars.bytes(), cudaMemcpyDeviceToHost, s));
-    }
+    if (m.mirroring)
+        m.queueMirror();
     m.stream.synchronize();
 }
 
@@ -208,9 +221,7 @@ void GpuBatchedPbfdkf::mirrorState()
     m.taps.allocate(S * taps);
     m.hostTaps.allocate(S * taps);
     m.hostScalars.allocate(S);
-    kalman::launchWeightTaps(m.geometry, m.state(), m.taps.get(), KalmanLaunchPolicy::threadsPerStream(m.geometry.block), m.stream.get());
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostTaps.get(), m.taps.get(), m.taps.bytes(), cudaMemcpyDeviceToHost, m.stream.get()));
-    QUELL_CUDA_CHECK(cudaMemcpyAsync(m.hostScalars.get(), m.scalars.get(), m.scalars.bytes(), cudaMemcpyDeviceToHost, m.stream.get()));
+    m.queueMirror();
     m.stream.synchronize();
     m.mirroring = true;
 }
@@ -228,8 +239,7 @@ dsp::RlsHealth GpuBatchedPbfdkf::mirroredHealth(int stream) const
     const Impl& m = *impl_;
     if (!m.mirroring || stream < 0 || stream >= m.geometry.streams)
         throw std::logic_error("GpuBatchedPbfdkf::mirroredHealth: mirrorState() first, and a stream of the batch");
-    const kalman::StreamScalars& s = m.hostScalars.get()[stream];
-    return {s.reinitialisations, s.pausedSamples, s.sanitisedSamples};
+    return healthOf(m.hostScalars.get()[stream]);
 }
 
 float* GpuBatchedPbfdkf::blockMic() { return impl_->hostMic.get(); }
@@ -250,7 +260,7 @@ std::vector<dsp::RlsHealth> GpuBatchedPbfdkf::health() const
     m.stream.synchronize();
     std::vector<dsp::RlsHealth> health(scalars.size());
     for (std::size_t i = 0; i < scalars.size(); ++i)
-        health[i] = {scalars[i].reinitialisations, scalars[i].pausedSamples, scalars[i].sanitisedSamples};
+        health[i] = healthOf(scalars[i]);
     return health;
 }
 

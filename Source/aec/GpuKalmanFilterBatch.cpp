@@ -28,16 +28,12 @@ public:
     GpuKalmanFilterBatch(const FilterPlan& plan, int streams, std::size_t maxCall)
         : LinearFilterBatch(streams, maxCall, plan.tapsPerChannel(), plan.channels())
     {
-        if (plan.channels() != 1)
-            throw std::invalid_argument("the GPU Kalman batch takes one far-end channel (got " + std::to_string(plan.channels()) + ")");
+        // (One far-end channel and the largest block are GpuBatchedPbfdkf::prepare's checks.)
         const dsp::PbfdkfSettings settings = plan.kalmanSettings();
         block_ = settings.blockSize != 0 ? settings.blockSize : dsp::automaticBlockSize(settings.taps);
         if (maxCall % static_cast<std::size_t>(block_) != 0)
             throw std::invalid_argument("the GPU Kalman batch works in whole blocks: its block of " + std::to_string(block_)
                                         + " samples does not divide calls of " + std::to_string(maxCall));
-        if (block_ > gpu::GpuBatchedPbfdkf::kMaxBlock)
-            throw std::invalid_argument("the GPU Kalman batch's block is at most " + std::to_string(gpu::GpuBatchedPbfdkf::kMaxBlock)
-                                        + " samples (got " + std::to_string(block_) + ")");
         const gpu::DeviceInfo device = gpu::queryDevice();
         if (!device.available)
             throw std::invalid_argument("no usable GPU for the Kalman batch (" + device.description + ")");
@@ -55,16 +51,7 @@ public:
         if (samples > maxCall() || samples % static_cast<std::size_t>(block_) != 0)
             throw std::invalid_argument("GPU Kalman batch: a call of " + std::to_string(samples) + " samples, at most "
                                         + std::to_string(maxCall()) + " in whole blocks of " + std::to_string(block_));
-        const std::size_t n = static_cast<std::size_t>(streams());
-        // An idle stream hears silence and holds still (its canceller is not running).
-        for (std::size_t s = 0; s < n; ++s) {
-            callAdapting_[s] = adapting_[s];
-            if (!idle.empty() && idle[s]) {
-                callAdapting_[s] = 0;
-                std::fill_n(micIn(static_cast<int>(s)), samples, 0.0f);
-                std::fill_n(refIn(static_cast<int>(s)), samples, 0.0f);
-            }
-        }
+        silenceIdleStreams(samples, idle, adapting_, callAdapting_);
         if (controlsPending_) {
             kalman_->controlStreams(controls_.data());
             std::fill(controls_.begin(), controls_.end(), 0);

@@ -42,16 +42,8 @@ public:
         if (samples % static_cast<std::size_t>(k_) != 0)
             throw std::invalid_argument("GPU filter batch: calls of " + std::to_string(samples) + " samples, which " + std::to_string(k_)
                                         + " (its samples a pass) does not divide");
-        const std::size_t n = static_cast<std::size_t>(streams()), c = static_cast<std::size_t>(channels());
-        // An idle stream hears silence and holds still (its canceller is not running).
-        for (std::size_t s = 0; s < n; ++s) {
-            callAdapting_[s] = adapting_[s];
-            if (!idle.empty() && idle[s]) {
-                callAdapting_[s] = 0;
-                std::fill_n(micIn(static_cast<int>(s)), samples, 0.0f);
-                std::fill_n(refIn(static_cast<int>(s)), samples * c, 0.0f);
-            }
-        }
+        const std::size_t n = static_cast<std::size_t>(streams());
+        silenceIdleStreams(samples, idle, adapting_, callAdapting_);
         // A delta asked since the last call, before the call's restarts (rare: a canceller matches its far
         // end's level once, and follows it in steps).
         for (std::size_t s = 0; s < n; ++s)

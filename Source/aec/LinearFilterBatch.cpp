@@ -24,6 +24,21 @@ LinearFilterBatch::LinearFilterBatch(int streams, std::size_t maxCall, int taps,
     out_.assign(n, 0.0f);
 }
 
+void LinearFilterBatch::silenceIdleStreams(std::size_t samples, std::span<const unsigned char> idle, std::span<const unsigned char> asked,
+                                           std::span<unsigned char> callAdapting)
+{
+    const std::size_t c = static_cast<std::size_t>(channels_);
+    for (int s = 0; s < streams_; ++s) {
+        const std::size_t i = static_cast<std::size_t>(s);
+        callAdapting[i] = asked[i];
+        if (!idle.empty() && idle[i]) {
+            callAdapting[i] = 0;
+            std::fill_n(micIn(s), samples, 0.0f);
+            std::fill_n(refIn(s), samples * c, 0.0f);
+        }
+    }
+}
+
 void LinearFilterBatch::processStream(int, std::size_t)
 {
     throw std::logic_error("LinearFilterBatch::processStream: this batch runs its streams together (process)");

@@ -65,6 +65,10 @@ public:
 protected:
     LinearFilterBatch(int streams, std::size_t maxCall, int taps, int channels);
     float* errorIn(int stream) { return out_.data() + static_cast<std::size_t>(stream) * maxCall_; }
+    // The GPU batches' rule for a call: callAdapting[s] = asked[s], except that an idle stream hears
+    // silence (its staging zeroed for `samples`) and holds still (its canceller is not running).
+    void silenceIdleStreams(std::size_t samples, std::span<const unsigned char> idle, std::span<const unsigned char> asked,
+                            std::span<unsigned char> callAdapting);
     std::vector<float> mic_, ref_, out_;
 
 private:
