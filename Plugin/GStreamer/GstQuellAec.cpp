@@ -12,12 +12,18 @@
 // files (its far-end delay search finds the echo's delay within the canceller); a far end that ends early
 // counts as silence.
 //
-// A thin adapter over engine::RealtimeEngine in offline mode, the engine quell-render drives: the same
-// settings give the same samples as `quell-render --mic --ref` on the same signals. The engine's output
-// is its input delayed by latencySamples(); the element holds those samples back, timestamps its output
-// as the microphone's (sample t of the output is sample t of the microphone, cancelled), reports the
-// hold as its latency, and plays the held samples out at the end of the stream. Properties (taps,
-// backend, filter, suppression, comfort-noise) are read when the stream starts.
+// Every instance in a process with the same settings is a call of one shared many-calls engine
+// (engine::SharedCall, SharedCallEngine): on the GPU one batched filter runs all of them, on the CPU one
+// pool of threads. The samples are quell-render's with the same settings (the shared engine's taps when
+// automatic: 1024); a call whose block misses its batch (its pipeline late by more than the batch's wait)
+// is handled as SharedCallEngine.h says. With shared=false an instance runs an engine of its own
+// (engine::RealtimeEngine offline, quell-render's, with quell-render's automatic taps).
+//
+// The output is the input delayed by the pipeline; the element holds those samples back, timestamps its
+// output as the microphone's (sample t of the output is sample t of the microphone, cancelled), reports
+// the hold (and for a shared engine its wait for the other calls) as its latency, and plays the held
+// samples out at the end of the stream. Properties (taps, backend, filter, suppression, comfort-noise,
+// shared) are read when the stream starts.
 //
 // Threading: GstAggregator's: aggregate() on the source pad's streaming thread; properties under the
 // object lock.
@@ -26,8 +32,10 @@
 #include <gst/gst.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +43,7 @@
 #include "aec/EchoCancellerSettings.h"
 #include "aec/FilterKind.h"
 #include "engine/RealtimeEngine.h"
+#include "engine/SharedCall.h"
 
 GST_DEBUG_CATEGORY_STATIC(quell_aec_debug);
 #define GST_CAT_DEFAULT quell_aec_debug
@@ -56,11 +65,12 @@ GstStaticPadTemplate micTemplate = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK,
 GstStaticPadTemplate farTemplate = GST_STATIC_PAD_TEMPLATE("far", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("[ 1, 2 ]")));
 GstStaticPadTemplate srcTemplate = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("1")));
 
-enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropDescription };
+enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropShared, kPropCalls, kPropDescription };
 
 // What one stream needs between start and stop.
 struct Stream {
-    std::unique_ptr<engine::RealtimeEngine> engine;
+    std::unique_ptr<engine::RealtimeEngine> engine;   // one of these two
+    std::unique_ptr<engine::SharedCall> call;
     int rate = 0, farChannels = 1;
     std::size_t hostBlock = 0;
     std::size_t toDrop = 0;          // the engine's first outputs: its latency, not the microphone's samples
@@ -76,6 +86,8 @@ struct Settings {
     aec::FilterKind filter = aec::FilterKind::Auto;
     double suppressionDb = 40.0;
     bool comfortNoise = true;
+    bool shared = true;
+    int calls = 0;                    // the shared engine's streams (0: automatic)
     std::string description;          // what runs, once a stream has started
 };
 
@@ -146,33 +158,58 @@ bool prepareStream(GstQuellAec* self)
     if (settings.suppressionDb > 0.0)
         spec.aec.suppressor.maxAttenuationDb = settings.suppressionDb;
     spec.aec.suppressor.comfortNoise = settings.comfortNoise;
+    // The shared engine's calls differ in their suppression only by their controls, so that calls that
+    // differ there still share it.
+    engine::SharedCallSettings shared;
+    shared.engine.canceller = spec.aec;
+    shared.engine.canceller.suppressor = {};
+    shared.engine.farEndChannels = s.farChannels;
+    shared.engine.maxStreams = settings.calls;
+    aec::CancellerControls controls;
+    controls.suppressionDb = settings.suppressionDb;
+    controls.comfortNoise = settings.comfortNoise;
+    std::string description;
+    int latency = 0;
+    GstClockTime wait = 0;
     try {
-        auto e = std::make_unique<engine::RealtimeEngine>();
-        e->prepare(spec);
-        s.engine = std::move(e);
+        if (settings.shared) {
+            auto call = std::make_unique<engine::SharedCall>();
+            call->open(shared, s.rate);
+            call->setControls(controls);
+            latency = call->holdSamples();
+            wait = static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(shared.batchWait).count());
+            description = call->engine().description() + "; shared: call " + std::to_string(call->stream() + 1) + " of "
+                          + std::to_string(call->engine().capacity());
+            s.call = std::move(call);
+        } else {
+            auto e = std::make_unique<engine::RealtimeEngine>();
+            e->prepare(spec);
+            latency = e->latencySamples();
+            s.toDrop = static_cast<std::size_t>(latency);
+            description = e->stats().mode;
+            s.engine = std::move(e);
+        }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("the echo canceller cannot run these settings"), ("%s", e.what()));
         return false;
     }
-    const int latency = s.engine->latencySamples();
-    s.toDrop = static_cast<std::size_t>(latency);
     s.mic.assign(s.hostBlock, 0.0f);
     s.farInterleaved.assign(s.hostBlock * static_cast<std::size_t>(s.farChannels), 0.0f);
     s.farPlanar.assign(s.hostBlock * static_cast<std::size_t>(s.farChannels), 0.0f);
     s.out.assign(s.hostBlock, 0.0f);
     s.pending.clear();
-    const engine::EngineStats stats = s.engine->stats();
     GST_OBJECT_LOCK(self);
-    self->settings->description = stats.mode;
+    self->settings->description = description;
     GST_OBJECT_UNLOCK(self);
-    GST_INFO_OBJECT(self, "%d Hz, %d far-end channel(s): %s; latency %d samples", s.rate, s.farChannels, stats.mode.c_str(), latency);
-    const GstClockTime hold = gst_util_uint64_scale_int(static_cast<guint64>(latency), GST_SECOND, s.rate);
+    GST_INFO_OBJECT(self, "%d Hz, %d far-end channel(s): %s; latency %d samples", s.rate, s.farChannels, description.c_str(), latency);
+    const GstClockTime hold = gst_util_uint64_scale_int(static_cast<guint64>(latency), GST_SECOND, s.rate) + wait;
     gst_aggregator_set_latency(GST_AGGREGATOR(self), hold, hold);
     return true;
 }
 
 // n samples of microphone (from the adapter) and far end (from its adapter, zeros past its end, or all
-// zeros with `tail`: the held samples' flush) through the engine; the outputs past the latency go to pending.
+// zeros with `tail`: the held samples' flush) through the canceller; the outputs past the latency go to
+// pending.
 void run(GstQuellAec* self, std::size_t n, std::size_t farAvailable, bool tail)
 {
     Stream& s = *self->stream;
@@ -193,16 +230,23 @@ void run(GstQuellAec* self, std::size_t n, std::size_t farAvailable, bool tail)
                 s.farPlanar[c * s.hostBlock + i] = s.farInterleaved[i * C + c];
         const float* mic[1] = {s.mic.data()};
         const float* far[2] = {s.farPlanar.data(), s.farPlanar.data() + (C > 1 ? s.hostBlock : 0)};
-        float* out[1] = {s.out.data()};
-        s.engine->process(mic, far, out, static_cast<int>(m));
+        if (s.call) {
+            const std::span<const float> farSpans[2] = {{far[0], m}, {far[1], m}};
+            s.call->process({mic[0], m}, {farSpans, C}, s.pending);
+        } else {
+            float* out[1] = {s.out.data()};
+            s.engine->process(mic, far, out, static_cast<int>(m));
+        }
         if (!tail) {
             gst_adapter_flush(self->micAdapter, m * sizeof(float));
             if (farHere > 0)
                 gst_adapter_flush(self->farAdapter, farHere * C * sizeof(float));
         }
-        const std::size_t skip = std::min(s.toDrop, m);
-        s.toDrop -= skip;
-        s.pending.insert(s.pending.end(), s.out.begin() + static_cast<std::ptrdiff_t>(skip), s.out.begin() + static_cast<std::ptrdiff_t>(m));
+        if (!s.call) {
+            const std::size_t skip = std::min(s.toDrop, m);
+            s.toDrop -= skip;
+            s.pending.insert(s.pending.end(), s.out.begin() + static_cast<std::ptrdiff_t>(skip), s.out.begin() + static_cast<std::ptrdiff_t>(m));
+        }
         done += m;
     }
 }
@@ -244,7 +288,7 @@ GstFlowReturn aggregate(GstAggregator* agg, gboolean /*timeout*/)
     const bool micEnded = gst_aggregator_pad_is_eos(self->micPad);
     const bool farEnded = gst_aggregator_pad_is_eos(self->farPad);
     const std::size_t micAvailable = gst_adapter_available(self->micAdapter) / sizeof(float);
-    if (!s.engine) {
+    if (!s.engine && !s.call) {
         if (micAvailable == 0 && micEnded)
             return GST_FLOW_EOS;
         if (!prepareStream(self))
@@ -260,10 +304,13 @@ GstFlowReturn aggregate(GstAggregator* agg, gboolean /*timeout*/)
     if (n > 0)
         run(self, n, farAvailable, false);
     if (micEnded && gst_adapter_available(self->micAdapter) == 0 && !s.flushed) {
-        // The held samples: the engine's latency of zeros pushes them out.
-        const std::size_t hold = static_cast<std::size_t>(s.engine->latencySamples());
-        if (hold > 0)
+        // The held samples: the engine's latency of zeros pushes them out (a shared call counts its own).
+        if (s.call) {
+            s.call->finish(s.pending);
+            s.call->close();   // its stream is free for another call
+        } else if (const std::size_t hold = static_cast<std::size_t>(s.engine->latencySamples()); hold > 0) {
             run(self, hold, 0, true);
+        }
         s.flushed = true;
     }
     const GstFlowReturn ret = pushPending(self, s.pending.size());
@@ -321,6 +368,8 @@ void setProperty(GObject* object, guint id, const GValue* value, GParamSpec* psp
         case kPropFilter: s.filter = aec::parseFilterKind("filter", g_value_get_string(value) ? g_value_get_string(value) : ""); break;
         case kPropSuppression: s.suppressionDb = g_value_get_double(value); break;
         case kPropComfortNoise: s.comfortNoise = g_value_get_boolean(value) != FALSE; break;
+        case kPropShared: s.shared = g_value_get_boolean(value) != FALSE; break;
+        case kPropCalls: s.calls = g_value_get_int(value); break;
         default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
         }
     } catch (const std::exception& e) {
@@ -340,6 +389,8 @@ void getProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
     case kPropFilter: g_value_set_string(value, aec::toString(s.filter)); break;
     case kPropSuppression: g_value_set_double(value, s.suppressionDb); break;
     case kPropComfortNoise: g_value_set_boolean(value, s.comfortNoise); break;
+    case kPropShared: g_value_set_boolean(value, s.shared); break;
+    case kPropCalls: g_value_set_int(value, s.calls); break;
     case kPropDescription: g_value_set_string(value, s.description.c_str()); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
@@ -399,6 +450,17 @@ static void gst_quell_aec_class_init(GstQuellAecClass* klass)
     g_object_class_install_property(object, kPropComfortNoise,
                                     g_param_spec_boolean("comfort-noise", "Comfort noise", "Fill what the suppressor removes with the noise floor",
                                                          TRUE, flags));
+    g_object_class_install_property(
+        object, kPropShared,
+        g_param_spec_boolean("shared", "Shared",
+                             "Run as a call of the process's shared many-calls engine (one GPU batch for every instance with the same "
+                             "settings; automatic taps: 1024), or with an engine of its own (quell-render's automatic taps)",
+                             TRUE, flags));
+    g_object_class_install_property(object, kPropCalls,
+                                    g_param_spec_int("calls", "Calls",
+                                                     "Streams of the shared engine, taken at its start (0: automatic, 64 with a GPU, "
+                                                     "else 8); instances share an engine only when this is the same",
+                                                     0, 4096, 0, flags));
     g_object_class_install_property(object, kPropDescription,
                                     g_param_spec_string("description", "Description", "The canceller that runs (once a stream has started)", "",
                                                         static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));

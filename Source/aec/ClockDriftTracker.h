@@ -32,6 +32,7 @@ struct DriftSettings {
     double gain = 0.8;
     double maxPpm = 1000.0;
     double maxResidualTaps = 0.3;   // RMS distance of the measurements from their line
+    bool operator==(const DriftSettings&) const = default;
 };
 
 class ClockDriftTracker {

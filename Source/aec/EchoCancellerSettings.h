@@ -95,6 +95,8 @@ struct EchoCancellerSettings {
     // fractional delay that moves every sample. Needs delay alignment (maxDelaySeconds > 0) and a bulk
     // delay of at least 0.5 ms to move within.
     DriftSettings drift{};
+    // Equal settings make equal cancellers (a shared many-calls engine takes calls of equal settings).
+    bool operator==(const EchoCancellerSettings&) const = default;
 };
 
 // The canceller's usual rate: the pipelines resample to it (EchoPipeline), and 16 kHz is what every

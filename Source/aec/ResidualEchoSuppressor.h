@@ -145,6 +145,7 @@ struct SuppressorSettings {
     // -> 26.4; near-end SNR after the fit in double talk within 0.7 dB.
     bool beyondFilterModel = true;
     double beyondFilterMinReachDb = 10.0;
+    bool operator==(const SuppressorSettings&) const = default;
 };
 
 class ResidualEchoSuppressor {

@@ -52,6 +52,7 @@ struct ResidualGainSettings {
     double presentFraction = 0.5;
     double variationSeconds = 2.0;
     double envelopeSeconds = 0.032;
+    bool operator==(const ResidualGainSettings&) const = default;
 };
 
 class ResidualGainTracker {

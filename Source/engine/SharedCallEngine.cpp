@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "engine/SharedCallEngine.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "aec/FilterPlan.h"
+
+namespace quell::engine {
+
+namespace {
+
+bool sameEngine(const SharedCallSettings& a, const SharedCallSettings& b)
+{
+    const MultiStreamSettings &x = a.engine, &y = b.engine;
+    return x.canceller == y.canceller && x.sampleRate == y.sampleRate && x.farEndChannels == y.farEndChannels && x.maxStreams == y.maxStreams
+           && x.threads == y.threads && x.threadPriority == y.threadPriority && a.batchWait == b.batchWait;
+}
+
+// maxStreams 0: 64 where the GPU batch can run (its cost hardly depends on the streams), else 8.
+MultiStreamSettings resolved(MultiStreamSettings s)
+{
+    if (s.maxStreams != 0)
+        return s;
+    aec::EchoCancellerSettings probe = s.canceller;
+    probe.filter = aec::FilterKind::Rls;
+    if (probe.taps == 0)
+        probe.taps = MultiStreamCanceller::kDefaultTaps;
+    const dsp::ProcessSpec spec{s.sampleRate, static_cast<std::size_t>(aec::segmentSamples(s.sampleRate)), s.farEndChannels};
+    const aec::FilterPlanResult plan = aec::planLinearFilter(probe, spec);
+    const bool gpu = s.canceller.backend != aec::Backend::Cpu && plan.ok() && plan.plan.engine == aec::FilterEngine::GpuRls;
+    s.maxStreams = gpu ? 64 : 8;
+    return s;
+}
+
+} // namespace
+
+// The process's engines: held weakly, so an engine goes with its last call.
+struct SharedCallRegistry {
+    struct Entry {
+        SharedCallSettings settings;
+        std::weak_ptr<SharedCallEngine> engine;
+    };
+    std::mutex mutex;
+    std::vector<Entry> entries;
+
+    static SharedCallRegistry& instance()
+    {
+        static SharedCallRegistry registry;
+        return registry;
+    }
+};
+
+SharedCallEngine::Membership SharedCallEngine::join(const SharedCallSettings& settings)
+{
+    SharedCallRegistry& registry = SharedCallRegistry::instance();
+    // Held while a new engine prepares: two first calls of the same settings make one engine, not two.
+    const std::lock_guard lock(registry.mutex);
+    std::erase_if(registry.entries, [](const SharedCallRegistry::Entry& e) { return e.engine.expired(); });
+    for (const SharedCallRegistry::Entry& e : registry.entries) {
+        if (!sameEngine(e.settings, settings))
+            continue;
+        if (std::shared_ptr<SharedCallEngine> engine = e.engine.lock()) {
+            int stream = -1;
+            if (engine->tryOpen(stream))
+                return {std::move(engine), stream};
+        }
+    }
+    auto engine = std::make_shared<SharedCallEngine>(settings);
+    int stream = -1;
+    if (!engine->tryOpen(stream))
+        throw std::logic_error("SharedCallEngine: a new engine has no free stream");
+    registry.entries.push_back({settings, engine});
+    return {std::move(engine), stream};
+}
+
+SharedCallEngine::SharedCallEngine(const SharedCallSettings& settings) : batchWait_(settings.batchWait)
+{
+    if (settings.batchWait.count() < 0)
+        throw std::invalid_argument("SharedCallEngine: a negative batch wait");
+    calls_.prepare(resolved(settings.engine));
+    const std::size_t n = blockSamples(), channels = static_cast<std::size_t>(settings.engine.farEndChannels);
+    slots_.resize(static_cast<std::size_t>(calls_.maxStreams()));
+    for (Slot& s : slots_) {
+        s.mic.assign(n, 0.0f);
+        s.far.assign(n * channels, 0.0f);
+        s.out.assign(n, 0.0f);
+    }
+    batch_.reserve(slots_.size());
+    thread_ = std::thread([this] { run(); });
+}
+
+SharedCallEngine::~SharedCallEngine()
+{
+    {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    work_.notify_all();
+    done_.notify_all();
+    thread_.join();
+}
+
+bool SharedCallEngine::tryOpen(int& stream)
+{
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return !busy_; });
+    stream = calls_.open();
+    if (stream < 0)
+        return false;
+    Slot& s = slots_[static_cast<std::size_t>(stream)];
+    s.ready = s.done = false;
+    s.controls.reset();
+    ++joined_;
+    return true;
+}
+
+void SharedCallEngine::leave(int stream)
+{
+    {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [&] { return !busy_; });
+        calls_.close(stream);   // throws for a stream that is not joined
+        Slot& s = slots_[static_cast<std::size_t>(stream)];
+        if (s.ready)
+            --ready_;   // a block handed in by a thread that gave up waiting (the engine stopping)
+        s.ready = false;
+        --joined_;
+    }
+    work_.notify_one();   // the batch may have waited for this call
+}
+
+void SharedCallEngine::setControls(int stream, const aec::CancellerControls& controls)
+{
+    const std::lock_guard lock(mutex_);
+    if (!calls_.isOpen(stream))
+        throw std::invalid_argument("SharedCallEngine::setControls: stream " + std::to_string(stream) + " has not joined");
+    slots_[static_cast<std::size_t>(stream)].controls = controls;
+}
+
+void SharedCallEngine::process(int stream, const float* mic, std::span<const float* const> far, float* out)
+{
+    const std::size_t n = blockSamples();
+    if (far.size() != slots_.front().far.size() / n)
+        throw std::invalid_argument("SharedCallEngine::process: " + std::to_string(far.size()) + " far-end channels, the engine takes "
+                                    + std::to_string(slots_.front().far.size() / n));
+    std::unique_lock lock(mutex_);
+    if (!calls_.isOpen(stream))
+        throw std::invalid_argument("SharedCallEngine::process: stream " + std::to_string(stream) + " has not joined");
+    Slot& s = slots_[static_cast<std::size_t>(stream)];
+    if (s.ready)
+        throw std::logic_error("SharedCallEngine::process: stream " + std::to_string(stream) + " from two threads at once");
+    // The slot is not in a batch (its last block's batch is over), so it is filled under the lock only
+    // for the flags' sake.
+    std::copy_n(mic, n, s.mic.begin());
+    for (std::size_t c = 0; c < far.size(); ++c)
+        std::copy_n(far[c], n, s.far.begin() + static_cast<std::ptrdiff_t>(c * n));
+    s.ready = true;
+    s.done = false;
+    if (ready_++ == 0)
+        firstReady_ = std::chrono::steady_clock::now();
+    work_.notify_one();
+    done_.wait(lock, [&] { return s.done || stopping_; });
+    if (!s.done)
+        throw std::runtime_error("SharedCallEngine: stopped with a block in flight");
+    std::copy_n(s.out.begin(), n, out);
+}
+
+void SharedCallEngine::run()
+{
+    std::unique_lock lock(mutex_);
+    while (true) {
+        work_.wait(lock, [&] { return stopping_ || ready_ > 0; });
+        if (stopping_)
+            return;
+        work_.wait_until(lock, firstReady_ + batchWait_, [&] { return stopping_ || ready_ == 0 || ready_ >= joined_; });
+        if (stopping_)
+            return;
+        if (ready_ == 0)
+            continue;   // the only blocks waiting left with their calls
+        batch_.clear();
+        for (std::size_t i = 0; i < slots_.size(); ++i) {
+            Slot& s = slots_[i];
+            if (!s.ready)
+                continue;
+            s.ready = false;
+            if (s.controls) {
+                calls_.setControls(static_cast<int>(i), *s.controls);
+                s.controls.reset();
+            }
+            MultiStreamCanceller::StreamBlock b;
+            b.stream = static_cast<int>(i);
+            b.mic = s.mic.data();
+            for (std::size_t c = 0; c * blockSamples() < s.far.size(); ++c)
+                b.ref[c] = s.far.data() + c * blockSamples();
+            b.out = s.out.data();
+            batch_.push_back(b);
+        }
+        missed_ += static_cast<std::uint64_t>(joined_) - batch_.size();
+        ready_ = 0;
+        busy_ = true;
+        lock.unlock();
+        calls_.process(batch_);
+        lock.lock();
+        busy_ = false;
+        ++batches_;
+        for (const MultiStreamCanceller::StreamBlock& b : batch_)
+            slots_[static_cast<std::size_t>(b.stream)].done = true;
+        done_.notify_all();
+    }
+}
+
+int SharedCallEngine::joined() const
+{
+    const std::lock_guard lock(mutex_);
+    return joined_;
+}
+
+dsp::RlsHealth SharedCallEngine::health(int stream) const
+{
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return !busy_; });
+    return calls_.health(stream);
+}
+
+std::optional<double> SharedCallEngine::erleDb(int stream) const
+{
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return !busy_; });
+    return calls_.erleDb(stream);
+}
+
+std::uint64_t SharedCallEngine::batches() const
+{
+    const std::lock_guard lock(mutex_);
+    return batches_;
+}
+
+std::uint64_t SharedCallEngine::missed() const
+{
+    const std::lock_guard lock(mutex_);
+    return missed_;
+}
+
+} // namespace quell::engine

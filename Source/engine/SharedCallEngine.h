@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The calls of one process that each arrive on a thread of their own (a GStreamer pipeline per call: the
+// quellaec element) as the streams of one MultiStreamCanceller, so that on the GPU one batched filter
+// takes all of them (issue 18). Every call with the same settings joins the same engine; a full engine
+// makes another.
+//
+// A call hands in one 10 ms block at the canceller's rate and waits for its output. The engine's own
+// thread runs a batch once every joined call has handed in its block, or once the first block waiting
+// has waited `batchWait`: a late call (its pipeline paused, a stalled source) does not hold the others
+// longer than that. A late call's block goes into the next batch. On the CPU its canceller holds still
+// meanwhile, so its samples do not depend on the timing; on the GPU its filter hears that batch's 10 ms
+// as silence with adaptation off (MultiStreamCanceller::process), as a server's late packet; missed()
+// counts those blocks.
+//
+// Threading: every member from any thread; process() of one stream from one thread at a time. Only the
+// engine's thread runs batches; joining, leaving and controls wait until no batch runs.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/MultiStreamCanceller.h"
+
+namespace quell::engine {
+
+struct SharedCallSettings {
+    // The engine's streams. sampleRate is the cancellers' (callers resample); maxStreams 0: automatic,
+    // 64 where a GPU is usable, else 8 (each CPU stream's filter memory is taken at prepare: RLS of 1024
+    // taps holds 4 MB).
+    MultiStreamSettings engine{.maxStreams = 0};
+    // The longest a batch waits for a late call once another's block is in. Above the 10 ms period, so
+    // that calls whose blocks arrive spread over the period (live pipelines started at different times)
+    // still go in one batch.
+    std::chrono::microseconds batchWait{15000};
+};
+
+class SharedCallEngine {
+public:
+    // A stream of the process's engine for these settings: one with a free stream, or a new one.
+    // Throws as MultiStreamCanceller::prepare.
+    struct Membership {
+        std::shared_ptr<SharedCallEngine> engine;
+        int stream = -1;
+    };
+    static Membership join(const SharedCallSettings& settings);
+
+    explicit SharedCallEngine(const SharedCallSettings& settings);   // prepares; starts the thread
+    ~SharedCallEngine();
+    SharedCallEngine(const SharedCallEngine&) = delete;
+    SharedCallEngine& operator=(const SharedCallEngine&) = delete;
+
+    void leave(int stream);
+    // One block of blockSamples() of a joined stream: its far-end channels at far[0..farEndChannels).
+    // Returns once the batch that took it has run; out may be mic.
+    void process(int stream, const float* mic, std::span<const float* const> far, float* out);
+    // As MultiStreamCanceller::setControls; applied before the stream's next block.
+    void setControls(int stream, const aec::CancellerControls& controls);
+
+    std::size_t blockSamples() const { return calls_.blockSamples(); }
+    int latencySamples() const { return calls_.latencySamples(); }
+    int capacity() const { return calls_.maxStreams(); }
+    int joined() const;
+    std::string description() const { return calls_.description(); }
+    bool onGpu() const { return calls_.onGpu(); }
+    dsp::RlsHealth health(int stream) const;
+    std::optional<double> erleDb(int stream) const;
+    std::uint64_t batches() const;
+    // Blocks of joined streams that a batch ran without (their call was late).
+    std::uint64_t missed() const;
+
+private:
+    bool tryOpen(int& stream);
+    void run();
+    struct Slot {
+        bool ready = false, done = false;
+        std::optional<aec::CancellerControls> controls;
+        std::vector<float> mic, far, out;   // far: channels one after another
+    };
+    const std::string key_;
+    const std::chrono::microseconds batchWait_;
+    MultiStreamCanceller calls_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable work_, done_;
+    std::vector<Slot> slots_;
+    std::vector<MultiStreamCanceller::StreamBlock> batch_;
+    int joined_ = 0, ready_ = 0;
+    bool busy_ = false, stopping_ = false;
+    std::chrono::steady_clock::time_point firstReady_{};
+    std::uint64_t batches_ = 0, missed_ = 0;
+    std::thread thread_;
+    friend struct SharedCallRegistry;
+};
+
+} // namespace quell::engine
