@@ -301,17 +301,23 @@ GstFlowReturn aggregate(GstAggregator* agg, gboolean /*timeout*/)
     }
     const std::size_t farAvailable = gst_adapter_available(self->farAdapter) / (sizeof(float) * static_cast<std::size_t>(s.farChannels));
     const std::size_t n = farEnded ? micAvailable : std::min(micAvailable, farAvailable);
-    if (n > 0)
-        run(self, n, farAvailable, false);
-    if (micEnded && gst_adapter_available(self->micAdapter) == 0 && !s.flushed) {
-        // The held samples: the engine's latency of zeros pushes them out (a shared call counts its own).
-        if (s.call) {
-            s.call->finish(s.pending);
-            s.call->close();   // its stream is free for another call
-        } else if (const std::size_t hold = static_cast<std::size_t>(s.engine->latencySamples()); hold > 0) {
-            run(self, hold, 0, true);
+    try {
+        if (n > 0)
+            run(self, n, farAvailable, false);
+        if (micEnded && gst_adapter_available(self->micAdapter) == 0 && !s.flushed) {
+            // The held samples: the engine's latency of zeros pushes them out (a shared call counts its own).
+            if (s.call) {
+                s.call->finish(s.pending);
+                s.call->close();   // its stream is free for another call
+            } else if (const std::size_t hold = static_cast<std::size_t>(s.engine->latencySamples()); hold > 0) {
+                run(self, hold, 0, true);
+            }
+            s.flushed = true;
         }
-        s.flushed = true;
+    } catch (const std::exception& e) {
+        // A shared engine that failed (its GPU lost): the stream ends with the reason, not the process.
+        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("the echo canceller failed"), ("%s", e.what()));
+        return GST_FLOW_ERROR;
     }
     const GstFlowReturn ret = pushPending(self, s.pending.size());
     if (ret != GST_FLOW_OK)

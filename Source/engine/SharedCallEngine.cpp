@@ -61,7 +61,7 @@ SharedCallEngine::Membership SharedCallEngine::join(const SharedCallSettings& se
     for (const SharedCallRegistry::Entry& e : registry.entries) {
         if (!sameEngine(e.settings, settings))
             continue;
-        if (std::shared_ptr<SharedCallEngine> engine = e.engine.lock()) {
+        if (std::shared_ptr<SharedCallEngine> engine = e.engine.lock(); engine && !engine->failed()) {
             int stream = -1;
             if (engine->tryOpen(stream))
                 return {std::move(engine), stream};
@@ -146,6 +146,8 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
         throw std::invalid_argument("SharedCallEngine::process: " + std::to_string(far.size()) + " far-end channels, the engine takes "
                                     + std::to_string(slots_.front().far.size() / n));
     std::unique_lock lock(mutex_);
+    if (!failure_.empty())
+        throw std::runtime_error("the shared echo canceller failed: " + failure_);
     if (!calls_.isOpen(stream))
         throw std::invalid_argument("SharedCallEngine::process: stream " + std::to_string(stream) + " has not joined");
     Slot& s = slots_[static_cast<std::size_t>(stream)];
@@ -161,7 +163,11 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
     if (ready_++ == 0)
         firstReady_ = std::chrono::steady_clock::now();
     work_.notify_one();
-    done_.wait(lock, [&] { return s.done || stopping_; });
+    done_.wait(lock, [&] { return s.done || stopping_ || !failure_.empty(); });
+    if (!failure_.empty()) {
+        s.ready = false;
+        throw std::runtime_error("the shared echo canceller failed: " + failure_);
+    }
     if (!s.done)
         throw std::runtime_error("SharedCallEngine: stopped with a block in flight");
     std::copy_n(s.out.begin(), n, out);
@@ -201,9 +207,22 @@ void SharedCallEngine::run()
         ready_ = 0;
         busy_ = true;
         lock.unlock();
-        calls_.process(batch_);
+        std::string failure;
+        try {
+            calls_.process(batch_);
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
         lock.lock();
         busy_ = false;
+        if (!failure.empty()) {
+            // Every call waiting, and every later block, gets the reason; the engine runs no more batches.
+            failure_ = failure;
+            ready_ = 0;
+            done_.notify_all();
+            work_.wait(lock, [&] { return stopping_; });
+            return;
+        }
         ++batches_;
         for (const MultiStreamCanceller::StreamBlock& b : batch_)
             slots_[static_cast<std::size_t>(b.stream)].done = true;
@@ -235,6 +254,12 @@ std::uint64_t SharedCallEngine::batches() const
 {
     const std::lock_guard lock(mutex_);
     return batches_;
+}
+
+bool SharedCallEngine::failed() const
+{
+    const std::lock_guard lock(mutex_);
+    return !failure_.empty();
 }
 
 std::uint64_t SharedCallEngine::missed() const

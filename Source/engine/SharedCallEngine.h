@@ -13,6 +13,9 @@
 // as silence with adaptation off (MultiStreamCanceller::process), as a server's late packet; missed()
 // counts those blocks.
 //
+// A batch that fails (the GPU lost, out of memory) fails the engine: process() throws its reason
+// (std::runtime_error) to every call, then and after, and a call that joins again gets a new engine.
+//
 // Threading: every member from any thread; process() of one stream from one thread at a time. Only the
 // engine's thread runs batches; joining, leaving and controls wait until no batch runs.
 #include <chrono>
@@ -58,7 +61,8 @@ public:
 
     void leave(int stream);
     // One block of blockSamples() of a joined stream: its far-end channels at far[0..farEndChannels).
-    // Returns once the batch that took it has run; out may be mic.
+    // Returns once the batch that took it has run; out may be mic. Throws std::runtime_error when the
+    // engine has failed.
     void process(int stream, const float* mic, std::span<const float* const> far, float* out);
     // As MultiStreamCanceller::setControls; applied before the stream's next block.
     void setControls(int stream, const aec::CancellerControls& controls);
@@ -74,6 +78,7 @@ public:
     std::uint64_t batches() const;
     // Blocks of joined streams that a batch ran without (their call was late).
     std::uint64_t missed() const;
+    bool failed() const;
 
 private:
     bool tryOpen(int& stream);
@@ -92,6 +97,7 @@ private:
     std::vector<MultiStreamCanceller::StreamBlock> batch_;
     int joined_ = 0, ready_ = 0;
     bool busy_ = false, stopping_ = false;
+    std::string failure_;   // why the engine failed; empty while it works
     std::chrono::steady_clock::time_point firstReady_{};
     std::uint64_t batches_ = 0, missed_ = 0;
     std::thread thread_;
