@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,6 +35,8 @@
 #include "aec/ErleMeter.h"
 #include "engine/OfflineCallBatch.h"
 #include "engine/RealtimeEngine.h"
+#include "io/AudioFileReader.h"
+#include "io/AudioFileWriter.h"
 #include "io/CommandLine.h"
 #include "io/ProgressBar.h"
 #include "io/WavFile.h"
@@ -420,10 +423,128 @@ Options jobOptions(const Options& base, const standalone::BatchJob& job)
     return o;
 }
 
+// A --calls file as a recording of the many-calls engine: read, cancelled and written a few thousand
+// frames at a time (the output to a temporary file renamed into place by finish()), its ERLE measured as
+// the outputs come, so that memory does not grow with the file's length. The checks are readInput's, made
+// when it opens, before any work.
+class FileRecording final : public engine::CallRecording {
+public:
+    explicit FileRecording(const Options& o)
+        : o_(o), mic_(checkedPath(o, o.mic)), ref_(checkedPath(o, o.ref)), meter_(mic_.format().sampleRate)
+    {
+        if (mic_.format().channels > kMaxMicChannels)
+            throw io::FileError(o.mic + ": has " + std::to_string(mic_.format().channels) + " channels; the microphone may have 1 or 2");
+        if (ref_.format().channels > kMaxRefChannels)
+            throw io::FileError(o.ref + ": has " + std::to_string(ref_.format().channels) + " channels; the far-end reference may have 1 or 2");
+        if (mic_.format().sampleRate != ref_.format().sampleRate)
+            throw io::FileError(o.ref + ": sample rate " + std::to_string(ref_.format().sampleRate) + " Hz differs from " + o.mic + " ("
+                                + std::to_string(mic_.format().sampleRate) + " Hz); resample one of them first");
+        if (ref_.format().channels > 1 && !o.monoFarEnd)
+            throw io::UsageError(o.ref + ": a stereo far end; --calls takes one far-end channel (--mono-far-end mixes it)");
+        out_.emplace(o.out, io::outputFormatFor(o.out, mic_.format()), mic_.format().channels);
+        farFrames_ = std::min(mic_.frames(), ref_.frames());
+        refRead_.assign(static_cast<std::size_t>(ref_.format().channels), std::vector<float>(engine::OfflineCallBatch::kReadFrames));
+    }
+    int sampleRate() const override { return mic_.format().sampleRate; }
+    int micChannels() const override { return mic_.format().channels; }
+    double seconds() const { return static_cast<double>(mic_.frames()) / mic_.format().sampleRate; }
+
+    std::size_t read(std::span<const std::span<float>> mic, std::span<float> far) override
+    {
+        const std::size_t n = mic_.read(mic);
+        // The far end past its end is silent; a longer far end's extra is not used.
+        const std::size_t farHere = std::min(n, farFrames_ - std::min(farFrames_, ref_.position()));
+        std::fill(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
+        if (farHere > 0) {
+            std::vector<std::span<float>> refs;
+            for (auto& r : refRead_)
+                refs.emplace_back(r.data(), farHere);
+            if (ref_.read(refs) != farHere)
+                throw io::FileError(o_.ref + ": ended before its length");
+            for (std::size_t i = 0; i < farHere; ++i) {
+                float sum = 0.0f;
+                for (const auto& r : refRead_)
+                    sum += r[i];
+                far[i] = sum / static_cast<float>(refRead_.size());
+            }
+        }
+        // The ERLE meter's inputs wait for their outputs: the microphone's level over its channels, and
+        // the far end (its channels' mean, as readInput has it).
+        for (std::size_t i = 0; i < n; ++i) {
+            double m = 0.0;
+            for (const auto& ch : mic)
+                m += static_cast<double>(ch[i]) * ch[i];
+            micLevel_.push_back(static_cast<float>(std::sqrt(m / static_cast<double>(mic.size()))));
+            farLevel_.push_back(far[i]);
+        }
+        return n;
+    }
+
+    void write(std::span<const std::span<const float>> out) override
+    {
+        out_->write(out);
+        const std::size_t n = out[0].size();
+        outLevel_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            double e = 0.0;
+            for (const auto& ch : out)
+                e += static_cast<double>(ch[i]) * ch[i];
+            outLevel_[i] = static_cast<float>(std::sqrt(e / static_cast<double>(out.size())));
+        }
+        meter_.add(std::span<const float>(micLevel_).first(n), outLevel_, std::span<const float>(farLevel_).first(n));
+        micLevel_.erase(micLevel_.begin(), micLevel_.begin() + static_cast<std::ptrdiff_t>(n));
+        farLevel_.erase(farLevel_.begin(), farLevel_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+
+    // OUT into place and its metrics, all or nothing (as writeResults).
+    aec::ErleReport finish(const CancellerReport& report, double wall)
+    {
+        if (out_->frames() != mic_.frames())
+            throw std::logic_error(o_.out + ": " + std::to_string(out_->frames()) + " frames written of " + std::to_string(mic_.frames()));
+        const aec::ErleReport erle = meter_.report();
+        out_->commit();
+        if (!o_.metrics.empty()) {
+            try {
+                writeMetrics(o_.metrics, o_, mic_.format(), mic_.frames(), report, erle, seconds(), wall);
+            } catch (...) {
+                std::filesystem::remove(o_.out);
+                throw;
+            }
+        }
+        return erle;
+    }
+
+private:
+    // readInput's checks of where the results go, before the input file `path` opens.
+    static const std::string& checkedPath(const Options& o, const std::string& path)
+    {
+        for (const std::string* p : {&o.mic, &o.ref, &o.out, &o.metrics})
+            if (*p == "-")
+                throw io::UsageError("--calls reads and writes files, not standard input or output ('-')");
+        if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
+            throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
+        if (!o.metrics.empty() && (samePath(o.metrics, o.mic) || samePath(o.metrics, o.ref) || samePath(o.metrics, o.out)))
+            throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
+        io::requireWritableFolder(o.out);
+        if (!o.metrics.empty())
+            io::requireWritableFolder(o.metrics);
+        return path;
+    }
+
+    Options o_;
+    io::AudioFileReader mic_, ref_;
+    aec::ErleMeter meter_;
+    std::optional<io::AudioFileWriter> out_;
+    std::size_t farFrames_ = 0;
+    std::vector<std::vector<float>> refRead_;
+    std::vector<float> micLevel_, farLevel_, outLevel_;
+};
+
 // --batch --calls S: the shard's files as the calls of one OfflineCallBatch, as many at once as its S
 // streams take (a stereo microphone takes two), a file joining as soon as one leaves. Each file's output
 // is a lone render's with the same settings (engine/OfflineCallBatch.h), an automatic length included.
-// A line per file as it ends, then the failures again.
+// Files are read and written as they go (FileRecording). A line per file as it ends, then the failures
+// again.
 int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
 {
     engine::MultiStreamSettings settings;
@@ -442,8 +563,6 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
     std::fflush(stdout);
     struct Running {
         const standalone::BatchJob* job = nullptr;
-        Options options;
-        RenderInput input;
         std::chrono::steady_clock::time_point joined;
     };
     std::map<int, Running> running;
@@ -458,7 +577,8 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
     const auto t0 = std::chrono::steady_clock::now();
     auto lastStatus = t0;
     std::size_t blocks = 0;
-    while (next < mine.size() || !batch.idle()) {
+    std::unique_ptr<FileRecording> waiting;   // opened, waiting for streams to free
+    while (next < mine.size() || waiting || !batch.idle()) {
         // Long files print nothing until they end: a line on standard error every 10 s says where it is.
         if (++blocks % 100 == 0 && std::chrono::steady_clock::now() - lastStatus > std::chrono::seconds(10)) {
             lastStatus = std::chrono::steady_clock::now();
@@ -466,58 +586,59 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
                          running.size(), static_cast<double>(blocks) * 0.01);
         }
         // Files join while their channels fit; one that can never fit fails by itself.
-        while (next < mine.size()) {
-            const standalone::BatchJob& job = mine[next];
-            if (standalone::alreadyDone(job)) {
-                ++skipped;
+        while (next < mine.size() || waiting) {
+            const standalone::BatchJob& job = mine[waiting ? next - 1 : next];
+            if (!waiting) {
                 ++next;
-                std::printf("[%zu/%zu] %s: skipped, done earlier\n", ++finished, mine.size(), job.out.c_str());
-                continue;
+                if (standalone::alreadyDone(job)) {
+                    ++skipped;
+                    std::printf("[%zu/%zu] %s: skipped, done earlier\n", ++finished, mine.size(), job.out.c_str());
+                    continue;
+                }
+                try {
+                    waiting = std::make_unique<FileRecording>(jobOptions(base, job));
+                    if (waiting->micChannels() > calls.maxStreams())
+                        throw io::UsageError(job.mic + ": " + std::to_string(waiting->micChannels()) + " channels, more than --calls "
+                                             + std::to_string(calls.maxStreams()));
+                } catch (...) {
+                    waiting.reset();
+                    const io::ExceptionReport described = io::describeCurrentException();
+                    fail(job, described.exitCode, described.message);
+                    continue;
+                }
             }
-            Running r{&job, jobOptions(base, job), {}, {}};
-            try {
-                r.input = readInput(r.options);
-                if (!r.input.mono)
-                    throw io::UsageError(job.ref + ": a stereo far end; --calls takes one far-end channel (--mono-far-end mixes it)");
-                if (static_cast<int>(r.input.mic.channels.size()) > calls.maxStreams())
-                    throw io::UsageError(job.mic + ": " + std::to_string(r.input.mic.channels.size()) + " channels, more than --calls "
-                                         + std::to_string(calls.maxStreams()));
-            } catch (...) {
-                const io::ExceptionReport described = io::describeCurrentException();
-                fail(job, described.exitCode, described.message);
-                ++next;
-                continue;
-            }
-            if (static_cast<int>(r.input.mic.channels.size()) > batch.freeStreams())
+            if (waiting->micChannels() > batch.freeStreams())
                 break;   // it waits for a file to leave
-            r.joined = std::chrono::steady_clock::now();
             try {
-                const int id = batch.add(r.input.mic.channels, r.input.farEndMean, r.input.mic.format.sampleRate);
-                running.emplace(id, std::move(r));
+                const int id = batch.add(std::move(waiting));
+                running.emplace(id, Running{&job, std::chrono::steady_clock::now()});
             } catch (const std::invalid_argument& e) {   // a rate the canceller cannot take: that file alone
                 fail(job, 2, e.what());
             }
-            ++next;
+            waiting.reset();
         }
         for (engine::OfflineCallBatch::Finished& f : batch.step()) {
-            Running& r = running.at(f.id);
+            const Running r = running.at(f.id);
+            running.erase(f.id);
+            auto& file = static_cast<FileRecording&>(*f.recording);
+            if (!f.error.empty()) {   // its files could not be read or written on: that file alone
+                fail(*r.job, 1, f.error);
+                continue;
+            }
             const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.joined).count();
-            const double seconds = static_cast<double>(r.input.frames) / r.input.mic.format.sampleRate;
             try {
-                const aec::ErleReport erle = measureErle(r.input, f.out);
                 const CancellerReport report{calls.canceller(0).settings(), 1, aec::kCancellerRate, f.latencySamples, calls.description(),
                                              f.health};
-                writeResults(r.options, r.input, f.out, report, erle, wall);
+                const aec::ErleReport erle = file.finish(report, wall);
                 ++done;
-                audioSeconds += seconds;
+                audioSeconds += file.seconds();
                 std::printf("[%zu/%zu] %s: %s, %.2f s of audio\n", ++finished, mine.size(), r.job->out.c_str(),
-                            erleText(erle.steadyStateDb).c_str(), seconds);
+                            erleText(erle.steadyStateDb).c_str(), file.seconds());
                 std::fflush(stdout);
             } catch (...) {
                 const io::ExceptionReport described = io::describeCurrentException();
                 fail(*r.job, described.exitCode, described.message);
             }
-            running.erase(f.id);
         }
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

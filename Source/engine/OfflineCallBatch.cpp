@@ -2,13 +2,52 @@
 #include "engine/OfflineCallBatch.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "engine/EchoPipeline.h"
-
 namespace quell::engine {
+
+namespace {
+
+// A recording held in memory, its outputs collected for Finished::out.
+class MemoryRecording final : public CallRecording {
+public:
+    MemoryRecording(std::vector<std::vector<float>> mic, std::span<const float> far, int rate)
+        : mic_(std::move(mic)), far_(far.begin(), far.begin() + static_cast<std::ptrdiff_t>(std::min(far.size(), mic_.at(0).size()))),
+          rate_(rate), out_(mic_.size())
+    {
+        for (const auto& ch : mic_)
+            if (ch.size() != mic_[0].size())
+                throw std::invalid_argument("OfflineCallBatch::add: the microphone's channels differ in length");
+    }
+    int sampleRate() const override { return rate_; }
+    int micChannels() const override { return static_cast<int>(mic_.size()); }
+    std::size_t read(std::span<const std::span<float>> mic, std::span<float> far) override
+    {
+        const std::size_t n = std::min(far.size(), mic_[0].size() - pos_);
+        for (std::size_t c = 0; c < mic_.size(); ++c)
+            std::copy_n(mic_[c].begin() + static_cast<std::ptrdiff_t>(pos_), n, mic[c].begin());
+        for (std::size_t i = 0; i < n; ++i)
+            far[i] = pos_ + i < far_.size() ? far_[pos_ + i] : 0.0f;
+        pos_ += n;
+        return n;
+    }
+    void write(std::span<const std::span<const float>> out) override
+    {
+        for (std::size_t c = 0; c < out.size(); ++c)
+            out_[c].insert(out_[c].end(), out[c].begin(), out[c].end());
+    }
+    std::vector<std::vector<float>> takeOutput() { return std::move(out_); }
+
+private:
+    std::vector<std::vector<float>> mic_;
+    std::vector<float> far_;
+    int rate_;
+    std::size_t pos_ = 0;
+    std::vector<std::vector<float>> out_;
+};
+
+} // namespace
 
 void OfflineCallBatch::prepare(const MultiStreamSettings& settings)
 {
@@ -19,75 +58,31 @@ void OfflineCallBatch::prepare(const MultiStreamSettings& settings)
     nextId_ = 0;
     recordings_.clear();
     blocks_.reserve(static_cast<std::size_t>(settings.maxStreams));
+    micRead_.assign(2, std::vector<float>(kReadFrames));
+    farRead_.assign(kReadFrames, 0.0f);
 }
-
-namespace {
-
-// The whole signal through a resampler, as a pipeline feeding it block by block would have it.
-std::vector<float> resampleWhole(dsp::PolyphaseResampler<float>& r, std::span<const float> in)
-{
-    std::vector<float> out(r.maxOutput(in.size()) + 1);
-    out.resize(r.process(in, out));
-    return out;
-}
-
-} // namespace
 
 int OfflineCallBatch::add(std::vector<std::vector<float>> mic, std::span<const float> far, int hostRate)
 {
     if (mic.empty() || mic.size() > 2)
         throw std::invalid_argument("OfflineCallBatch::add: 1 or 2 microphone channels (got " + std::to_string(mic.size()) + ")");
-    if (static_cast<int>(mic.size()) > freeStreams())
-        throw std::invalid_argument("OfflineCallBatch::add: " + std::to_string(mic.size()) + " channels, " + std::to_string(freeStreams())
+    return add(std::make_unique<MemoryRecording>(std::move(mic), far, hostRate));
+}
+
+int OfflineCallBatch::add(std::unique_ptr<CallRecording> recording)
+{
+    const int channels = recording->micChannels();
+    if (channels < 1 || channels > 2)
+        throw std::invalid_argument("OfflineCallBatch::add: 1 or 2 microphone channels (got " + std::to_string(channels) + ")");
+    if (channels > freeStreams())
+        throw std::invalid_argument("OfflineCallBatch::add: " + std::to_string(channels) + " channels, " + std::to_string(freeStreams())
                                     + " free streams");
-    if (hostRate < aec::kMinSampleRate || hostRate > aec::kMaxSampleRate)
-        throw std::invalid_argument("a rate of " + std::to_string(hostRate) + " Hz (the canceller takes " + std::to_string(aec::kMinSampleRate)
-                                    + " to " + std::to_string(aec::kMaxSampleRate) + ")");
     Recording r;
+    r.resampler.prepare(recording->sampleRate(), rate_, channels, 1, calls_.blockSamples(), calls_.latencySamples());
     r.id = nextId_++;
-    r.hostRate = hostRate;
-    r.frames = mic[0].size();
-    for (const auto& ch : mic)
-        if (ch.size() != r.frames)
-            throw std::invalid_argument("OfflineCallBatch::add: the microphone's channels differ in length");
-    r.resampling = hostRate != rate_;
-    const int cancellerLatency = calls_.latencySamples();
-    dsp::PolyphaseResampler<float> down, up;
-    if (r.resampling) {
-        down.prepare(hostRate, rate_);
-        up.prepare(rate_, hostRate);
-        r.latency = static_cast<int>(std::lround(pipelineLatency(down, up, cancellerLatency, hostRate, rate_)));
-    } else {
-        r.latency = cancellerLatency;
-    }
-    // The pipeline runs frames + latency host samples (zeros after the recording) to flush its delay.
-    const std::size_t total = r.frames + static_cast<std::size_t>(r.latency);
-    std::vector<float> padded(total, 0.0f);
-    std::copy_n(far.begin(), std::min(far.size(), r.frames), padded.begin());
-    r.farLow = r.resampling ? resampleWhole(down, padded) : padded;
-    r.low = r.farLow.size();
-    const std::size_t block = calls_.blockSamples();
-    const std::size_t blocks = (r.low + block - 1) / block;
-    // Past the end a block is padded with zeros: a causal canceller's earlier samples do not hear them.
-    r.farLow.resize(blocks * block, 0.0f);
-    for (auto& ch : mic) {
-        std::fill(padded.begin(), padded.end(), 0.0f);
-        std::copy(ch.begin(), ch.end(), padded.begin());
-        std::vector<float> low;
-        if (r.resampling) {
-            down.reset();
-            low = resampleWhole(down, padded);
-        } else {
-            low = padded;
-        }
-        if (low.size() != r.low)
-            throw std::logic_error("OfflineCallBatch: resampler counts diverged");
-        low.resize(blocks * block, 0.0f);
-        r.micLow.push_back(std::move(low));
-        r.outLow.emplace_back(blocks * block, 0.0f);
-        ch = {};
-    }
-    for (std::size_t c = 0; c < r.micLow.size(); ++c) {
+    r.io = std::move(recording);
+    r.outLow.assign(static_cast<std::size_t>(channels), std::vector<float>(calls_.blockSamples()));
+    for (int c = 0; c < channels; ++c) {
         const int s = calls_.open();
         if (s < 0)
             throw std::logic_error("OfflineCallBatch: no free stream");
@@ -97,30 +92,87 @@ int OfflineCallBatch::add(std::vector<std::vector<float>> mic, std::span<const f
     return recordings_.back().id;
 }
 
+void OfflineCallBatch::fill(Recording& r)
+{
+    const std::size_t channels = r.streams.size();
+    while (!r.resampler.hasBlock()) {
+        if (r.ended) {
+            if (r.resampler.outputComplete())
+                return;
+            r.resampler.pushSilence(kReadFrames);   // the delay's flush
+            continue;
+        }
+        std::span<float> mic[2] = {micRead_[0], micRead_[1]};
+        const std::size_t n = r.io->read({mic, channels}, farRead_);
+        if (n == 0) {
+            r.ended = true;
+            continue;
+        }
+        const std::span<const float> mics[2] = {std::span<const float>(micRead_[0]).first(n), std::span<const float>(micRead_[1]).first(n)};
+        const std::span<const float> far[1] = {std::span<const float>(farRead_).first(n)};
+        r.resampler.push({mics, channels}, far);
+    }
+}
+
+void OfflineCallBatch::drain(Recording& r)
+{
+    const std::size_t n = r.resampler.outputReady();
+    if (n == 0)
+        return;
+    std::span<const float> out[2];
+    for (std::size_t c = 0; c < r.streams.size(); ++c)
+        out[c] = r.resampler.output(static_cast<int>(c));
+    r.io->write({out, r.streams.size()});
+    r.resampler.consumeOutput(n);
+}
+
 std::vector<OfflineCallBatch::Finished> OfflineCallBatch::step()
 {
-    const std::size_t block = calls_.blockSamples();
     blocks_.clear();
-    for (Recording& r : recordings_)
+    for (Recording& r : recordings_) {
+        r.hasBlock = false;
+        if (!r.error.empty())
+            continue;
+        try {
+            fill(r);
+        } catch (const std::exception& e) {
+            r.error = e.what();
+            continue;
+        }
+        r.hasBlock = r.resampler.hasBlock();
+        if (!r.hasBlock)
+            continue;
         for (std::size_t c = 0; c < r.streams.size(); ++c) {
             MultiStreamCanceller::StreamBlock b;
             b.stream = r.streams[c];
-            b.mic = r.micLow[c].data() + r.pos;
-            b.ref[0] = r.farLow.data() + r.pos;
-            b.out = r.outLow[c].data() + r.pos;
+            b.mic = r.resampler.micBlock(static_cast<int>(c));
+            b.ref[0] = r.resampler.farBlock(0);
+            b.out = r.outLow[c].data();
             blocks_.push_back(b);
         }
+    }
     if (!blocks_.empty())
         calls_.process(blocks_);
+    for (Recording& r : recordings_) {
+        if (!r.hasBlock)
+            continue;
+        const float* out[2] = {r.outLow[0].data(), r.outLow.size() > 1 ? r.outLow[1].data() : nullptr};
+        r.resampler.popBlock({out, r.streams.size()});
+        try {
+            drain(r);
+        } catch (const std::exception& e) {
+            r.error = e.what();
+        }
+    }
     std::vector<Finished> finished;
-    for (Recording& r : recordings_)
-        r.pos += block;
-    while (true) {
-        const auto ended = std::find_if(recordings_.begin(), recordings_.end(), [](const Recording& r) { return r.pos >= r.micLow[0].size(); });
-        if (ended == recordings_.end())
-            break;
-        finished.push_back(finish(*ended));
-        recordings_.erase(ended);
+    for (auto it = recordings_.begin(); it != recordings_.end();) {
+        const bool done = !it->error.empty() || (it->ended && it->resampler.outputFrames() == it->resampler.inputFrames());
+        if (!done) {
+            ++it;
+            continue;
+        }
+        finished.push_back(finish(*it));
+        it = recordings_.erase(it);
     }
     return finished;
 }
@@ -129,29 +181,14 @@ OfflineCallBatch::Finished OfflineCallBatch::finish(Recording& r)
 {
     Finished f;
     f.id = r.id;
+    f.error = r.error;
     f.health = calls_.health(r.streams[0]);
     for (const int s : r.streams)
         calls_.close(s);
-    f.latencySamples = r.latency;
-    dsp::PolyphaseResampler<float> up;
-    if (r.resampling)
-        up.prepare(rate_, r.hostRate);
-    const std::size_t latency = static_cast<std::size_t>(r.latency);
-    for (auto& lowOut : r.outLow) {
-        const std::span<const float> canceller(lowOut.data(), r.low);
-        std::vector<float> host;
-        if (r.resampling) {
-            up.reset();
-            host = resampleWhole(up, canceller);
-        } else {
-            host.assign(canceller.begin(), canceller.end());
-        }
-        // After k host inputs the chain has emitted at least k outputs (EchoPipeline.cpp says why).
-        if (host.size() < r.frames + latency)
-            throw std::logic_error("OfflineCallBatch: output underrun");
-        f.out.emplace_back(host.begin() + static_cast<std::ptrdiff_t>(latency),
-                           host.begin() + static_cast<std::ptrdiff_t>(latency + r.frames));
-    }
+    f.latencySamples = r.resampler.delaySamples();
+    if (auto* memory = dynamic_cast<MemoryRecording*>(r.io.get()))
+        f.out = memory->takeOutput();
+    f.recording = std::move(r.io);
     return f;
 }
 

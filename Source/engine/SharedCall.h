@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// One call of the process's SharedCallEngine at its own rate (a quellaec element's stream): microphone and
-// far end resampled to the canceller's rate with the EchoPipeline's resamplers, gathered into the
-// engine's 10 ms blocks, and the output resampled back. Its samples are an EchoPipeline's with the
-// engine's canceller (quell-render's, the pipeline's delay removed), as OfflineCallBatch's are: on the
-// CPU the same samples; on the GPU the batch's filter's (SharedCallEngine.h says when a late call's
-// differ).
+// One call of the process's SharedCallEngine at its own rate (a quellaec element's stream): a
+// CallResampler around the engine's stream, so that its samples are an EchoPipeline's with the engine's
+// canceller (quell-render's, the pipeline's delay removed): on the CPU the same samples; on the GPU the
+// batch's filter's (SharedCallEngine.h says when a late call's differ).
 //
 // Output comes in whole blocks: after k samples in, at most k have come out, and finish() gives the rest.
 //
@@ -14,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "dsp/PolyphaseResampler.h"
+#include "engine/CallResampler.h"
 #include "engine/SharedCallEngine.h"
 
 namespace quell::engine {
@@ -43,29 +41,21 @@ public:
     void setControls(const aec::CancellerControls& controls);
 
     // The pipeline's delay (resamplers and canceller) in host samples, taken out of the output.
-    int delaySamples() const { return delay_; }
+    int delaySamples() const { return resampler_.delaySamples(); }
     // The most host samples an output can lag its input here, the delay and a block of the engine
     // included (not the engine's wait for the other calls: SharedCallSettings::batchWait).
-    int holdSamples() const { return hold_; }
+    int holdSamples() const { return resampler_.holdSamples(); }
     const SharedCallEngine& engine() const { return *member_.engine; }
     // The engine, kept while the caller holds it (its figures after the calls have left).
     std::shared_ptr<const SharedCallEngine> engineHandle() const { return member_.engine; }
     int stream() const { return member_.stream; }
 
 private:
-    void feed(std::span<const float> mic, std::span<const std::span<const float>> far);
-    void emit(std::vector<float>& out);
+    void runBlocks(std::vector<float>& out);
 
     SharedCallEngine::Membership member_;
-    int hostRate_ = 0, channels_ = 1;
-    bool resampling_ = false;
-    int delay_ = 0, hold_ = 0;
-    std::size_t toDrop_ = 0;
-    std::uint64_t inputs_ = 0, emitted_ = 0;
-    dsp::PolyphaseResampler<float> micDown_, up_;
-    std::vector<dsp::PolyphaseResampler<float>> farDown_;
-    std::vector<float> micLow_, outLow_, scratch_, ready_;
-    std::vector<std::vector<float>> farLow_;
+    CallResampler resampler_;
+    std::vector<float> outLow_;
 };
 
 } // namespace quell::engine

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // quell-render as a user runs it: a real process, real files, exit codes and messages.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <sndfile.h>
@@ -482,4 +486,62 @@ TEST_CASE("quell-render --batch --calls renders the files together, each as a lo
     CHECK(render(dir, "--batch " + list + " --calls 2 --jobs 2").exitCode == 2);
     CHECK(render(dir, "--batch " + list + " --calls 2 --rate 48000").exitCode == 2);
     CHECK(render(dir, "--mic a --ref b --out c --calls 2").exitCode == 2);
+}
+
+namespace {
+
+// quell-render run directly (no shell between), its output discarded: its exit code and peak resident
+// memory in KiB.
+std::pair<int, long> renderPeakKiB(const std::vector<std::string>& args)
+{
+    std::vector<char*> argv{const_cast<char*>(QUELL_RENDER_PATH)};
+    for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, STDOUT_FILENO);
+        ::dup2(null, STDERR_FILENO);
+        ::execv(QUELL_RENDER_PATH, argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    ::wait4(pid, &status, 0, &usage);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, usage.ru_maxrss};
+}
+
+} // namespace
+
+TEST_CASE("quell-render --batch --calls reads and writes as it goes: its memory does not grow with the files' length", "[render][cli][batch]")
+{
+    // 20 s and 300 s at 16 kHz: held whole, the longer would take about 75 MB more (16 bytes a sample).
+    TempDir dir;
+    writePair(dir / "mic20.wav", dir / "ref20.wav", 16000, 20 * 16000, kWav16);
+    writePair(dir / "mic300.wav", dir / "ref300.wav", 16000, 300 * 16000, kWav16);
+    std::ofstream(dir / "short.tsv") << "mic20.wav\tref20.wav\tout20.wav\n";
+    std::ofstream(dir / "long.tsv") << "mic300.wav\tref300.wav\tout300.wav\tout300.json\n";
+    std::ofstream(dir / "whole.tsv") << "mic300.wav\tref300.wav\twhole300.wav\n";
+    const auto [shortCode, shortPeak] = renderPeakKiB({"--batch", dir / "short.tsv", "--calls", "1", "--taps", "64", "--backend", "cpu"});
+    const auto [longCode, longPeak] = renderPeakKiB({"--batch", dir / "long.tsv", "--calls", "1", "--taps", "64", "--backend", "cpu"});
+    // (A forked child's peak starts at the parent's size, this test's: the figures are at least that.)
+    const auto [wholeCode, wholePeak] = renderPeakKiB({"--batch", dir / "whole.tsv", "--taps", "64", "--backend", "cpu"});
+    INFO("peak resident memory: 20 s " << shortPeak << " KiB, 300 s " << longPeak << " KiB; 300 s by --jobs (held whole) " << wholePeak << " KiB");
+    CHECK(wholePeak - shortPeak > 40 * 1024);   // what the measurement would show if --calls held the file
+    REQUIRE(shortCode == 0);
+    REQUIRE(longCode == 0);
+    REQUIRE(wholeCode == 0);
+    CHECK(longPeak - shortPeak < 16 * 1024);
+    const io::AudioData out = io::readAudio(dir / "out300.wav");
+    CHECK(out.frames() == 300u * 16000u);
+    CHECK(fs::exists(dir / "out300.json"));
+    // The echo is cancelled in the long file's last seconds as in the short file's.
+    const io::AudioData mic = io::readAudio(dir / "mic300.wav");
+    double m = 0.0, e = 0.0;
+    for (std::size_t i = out.frames() - 5 * 16000; i < out.frames(); ++i) {
+        m += double(mic.channels[0][i]) * mic.channels[0][i];
+        e += double(out.channels[0][i]) * out.channels[0][i];
+    }
+    CHECK(10.0 * std::log10(m / e) > 20.0);
 }
