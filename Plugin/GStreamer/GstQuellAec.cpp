@@ -65,7 +65,7 @@ GstStaticPadTemplate micTemplate = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK,
 GstStaticPadTemplate farTemplate = GST_STATIC_PAD_TEMPLATE("far", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("[ 1, 2 ]")));
 GstStaticPadTemplate srcTemplate = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("1")));
 
-enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropShared, kPropCalls, kPropDescription };
+enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropShared, kPropCalls, kPropDescription, kPropTiming };
 
 // What one stream needs between start and stop.
 struct Stream {
@@ -89,6 +89,7 @@ struct Settings {
     bool shared = true;
     int calls = 0;                    // the shared engine's streams (0: automatic)
     std::string description;          // what runs, once a stream has started
+    std::weak_ptr<const engine::SharedCallEngine> engine;   // the shared engine it joined (its timing)
 };
 
 } // namespace
@@ -180,6 +181,9 @@ bool prepareStream(GstQuellAec* self)
             wait = static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(shared.batchWait).count());
             description = call->engine().description() + "; shared: call " + std::to_string(call->stream() + 1) + " of "
                           + std::to_string(call->engine().capacity());
+            GST_OBJECT_LOCK(self);
+            self->settings->engine = call->engineHandle();
+            GST_OBJECT_UNLOCK(self);
             s.call = std::move(call);
         } else {
             auto e = std::make_unique<engine::RealtimeEngine>();
@@ -398,6 +402,11 @@ void getProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
     case kPropShared: g_value_set_boolean(value, s.shared); break;
     case kPropCalls: g_value_set_int(value, s.calls); break;
     case kPropDescription: g_value_set_string(value, s.description.c_str()); break;
+    case kPropTiming: {
+        const auto engine = s.engine.lock();
+        g_value_set_string(value, engine ? engine->timingText().c_str() : "");
+        break;
+    }
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -470,6 +479,11 @@ static void gst_quell_aec_class_init(GstQuellAecClass* klass)
     g_object_class_install_property(object, kPropDescription,
                                     g_param_spec_string("description", "Description", "The canceller that runs (once a stream has started)", "",
                                                         static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+    g_object_class_install_property(object, kPropTiming,
+                                    g_param_spec_string("timing", "Timing",
+                                                        "The shared engine's batches since it started: how many, the blocks that missed "
+                                                        "one, and the wait, the batch and each block's turnaround (median / p99.9 ms)",
+                                                        "", static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
     gst_element_class_add_static_pad_template_with_gtype(element, &micTemplate, GST_TYPE_AGGREGATOR_PAD);
     gst_element_class_add_static_pad_template_with_gtype(element, &farTemplate, GST_TYPE_AGGREGATOR_PAD);
     gst_element_class_add_static_pad_template_with_gtype(element, &srcTemplate, GST_TYPE_AGGREGATOR_PAD);   // the base class makes it

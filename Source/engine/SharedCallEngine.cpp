@@ -2,6 +2,7 @@
 #include "engine/SharedCallEngine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -160,8 +161,9 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
         std::copy_n(far[c], n, s.far.begin() + static_cast<std::ptrdiff_t>(c * n));
     s.ready = true;
     s.done = false;
+    const auto handedIn = std::chrono::steady_clock::now();
     if (ready_++ == 0)
-        firstReady_ = std::chrono::steady_clock::now();
+        firstReady_ = handedIn;
     work_.notify_one();
     done_.wait(lock, [&] { return s.done || stopping_ || !failure_.empty(); });
     if (!failure_.empty()) {
@@ -170,6 +172,7 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
     }
     if (!s.done)
         throw std::runtime_error("SharedCallEngine: stopped with a block in flight");
+    turnaroundTimes_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - handedIn).count());
     std::copy_n(s.out.begin(), n, out);
 }
 
@@ -206,6 +209,8 @@ void SharedCallEngine::run()
         missed_ += static_cast<std::uint64_t>(joined_) - batch_.size();
         ready_ = 0;
         busy_ = true;
+        const auto start = std::chrono::steady_clock::now();
+        waitTimes_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(start - firstReady_).count());
         lock.unlock();
         std::string failure;
         try {
@@ -213,7 +218,9 @@ void SharedCallEngine::run()
         } catch (const std::exception& e) {
             failure = e.what();
         }
+        const auto end = std::chrono::steady_clock::now();
         lock.lock();
+        batchTimes_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
         busy_ = false;
         if (!failure.empty()) {
             // Every call waiting, and every later block, gets the reason; the engine runs no more batches.
@@ -254,6 +261,32 @@ std::uint64_t SharedCallEngine::batches() const
 {
     const std::lock_guard lock(mutex_);
     return batches_;
+}
+
+SharedCallEngine::Timing SharedCallEngine::timing() const
+{
+    const std::lock_guard lock(mutex_);
+    return {waitTimes_.summary(), batchTimes_.summary(), turnaroundTimes_.summary(), batches_, missed_};
+}
+
+void SharedCallEngine::resetTiming()
+{
+    const std::lock_guard lock(mutex_);
+    waitTimes_.reset();
+    batchTimes_.reset();
+    turnaroundTimes_.reset();
+    batches_ = missed_ = 0;
+}
+
+std::string SharedCallEngine::timingText() const
+{
+    const Timing t = timing();
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "%llu batches, %llu blocks missed; wait %.2f / %.2f ms, batch %.2f / %.2f ms, turnaround %.2f / %.2f ms (median / p99.9)",
+                  static_cast<unsigned long long>(t.batches), static_cast<unsigned long long>(t.missed), t.wait.medianUs / 1e3,
+                  t.wait.p999Us / 1e3, t.batch.medianUs / 1e3, t.batch.p999Us / 1e3, t.turnaround.medianUs / 1e3, t.turnaround.p999Us / 1e3);
+    return text;
 }
 
 bool SharedCallEngine::failed() const

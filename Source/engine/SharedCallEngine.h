@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/MultiStreamCanceller.h"
+#include "engine/TimingHistogram.h"
 
 namespace quell::engine {
 
@@ -79,6 +80,17 @@ public:
     // Blocks of joined streams that a batch ran without (their call was late).
     std::uint64_t missed() const;
     bool failed() const;
+    // Where a block's time goes, since the start or resetTiming(): how long a batch's first block waited
+    // for the others, the batch itself, and each block from its hand-in to its output (the wait, the
+    // batch, and a batch before it that it missed).
+    struct Timing {
+        TimingSummary wait, batch, turnaround;
+        std::uint64_t batches = 0, missed = 0;
+    };
+    Timing timing() const;
+    void resetTiming();
+    // timing() in a line: "N batches, M blocks missed; wait ..., batch ..., turnaround ... (median / p99.9 ms)".
+    std::string timingText() const;
 
 private:
     bool tryOpen(int& stream);
@@ -100,6 +112,7 @@ private:
     std::string failure_;   // why the engine failed; empty while it works
     std::chrono::steady_clock::time_point firstReady_{};
     std::uint64_t batches_ = 0, missed_ = 0;
+    TimingHistogram waitTimes_, batchTimes_, turnaroundTimes_;   // added under mutex_
     std::thread thread_;
     friend struct SharedCallRegistry;
 };

@@ -271,6 +271,8 @@ namespace {
 // `seconds`.
 struct LiveRun {
     std::vector<std::string> descriptions;
+    std::string timing;   // the shared engine's (the first pipeline's element), read before the pipelines stop
+    unsigned long long batches = 0, missed = 0;   // the engine's batches and missed blocks in those `seconds`
     std::vector<guint64> samples, dropped;
     std::vector<std::string> errors;
 };
@@ -322,6 +324,18 @@ LiveRun runLivePipelines(int count, const std::string& properties, double warmUp
     for (GstElement* p : pipelines)
         gst_element_set_state(p, GST_STATE_PLAYING);
     std::this_thread::sleep_for(std::chrono::duration<double>(warmUp));
+    auto engineCounts = [&](GstElement* pipeline) {
+        GstElement* aec = gst_bin_get_by_name(GST_BIN(pipeline), "aec");
+        gchar* timing = nullptr;
+        g_object_get(aec, "timing", &timing, nullptr);
+        unsigned long long batches = 0, missed = 0;
+        if (timing != nullptr)
+            std::sscanf(timing, "%llu batches, %llu blocks missed", &batches, &missed);
+        g_free(timing);
+        gst_object_unref(aec);
+        return std::pair{batches, missed};
+    };
+    const auto countsBefore = pipelines.empty() ? std::pair<unsigned long long, unsigned long long>{} : engineCounts(pipelines[0]);
     std::vector<std::pair<guint64, guint64>> before;
     for (std::size_t i = 0; i < pipelines.size(); ++i) {
         GstElement* sink = gst_bin_get_by_name(GST_BIN(pipelines[i]), "out");
@@ -340,6 +354,12 @@ LiveRun runLivePipelines(int count, const std::string& properties, double warmUp
         g_object_get(aec, "description", &description, nullptr);
         run.descriptions.emplace_back(description ? description : "");
         g_free(description);
+        if (i == 0) {
+            gchar* timing = nullptr;
+            g_object_get(aec, "timing", &timing, nullptr);
+            run.timing = timing ? timing : "";
+            g_free(timing);
+        }
         gst_object_unref(aec);
         GstBus* bus = gst_element_get_bus(pipelines[i]);
         while (GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
@@ -350,6 +370,11 @@ LiveRun runLivePipelines(int count, const std::string& properties, double warmUp
             gst_message_unref(msg);
         }
         gst_object_unref(bus);
+    }
+    if (!pipelines.empty()) {
+        const auto countsAfter = engineCounts(pipelines[0]);
+        run.batches = countsAfter.first - countsBefore.first;
+        run.missed = countsAfter.second - countsBefore.second;
     }
     for (GstElement* p : pipelines) {
         gst_element_set_state(p, GST_STATE_NULL);
@@ -385,9 +410,10 @@ void checkRealTime(const LiveRun& run, double seconds)
         errors += e + "; ";
     INFO(run.samples.size() << " pipelines for " << seconds << " s: the fewest samples out " << least << ", " << dropped
                             << " buffers dropped; errors: " << errors);
-    std::printf("%zu live pipelines for %.0f s: the fewest samples out %llu (%.3f of the microphone's), %llu buffers dropped\n", run.samples.size(),
-                seconds, static_cast<unsigned long long>(least), static_cast<double>(least) / (seconds * 48000.0),
-                static_cast<unsigned long long>(dropped));
+    std::printf("%zu live pipelines for %.0f s: the fewest samples out %llu (%.3f of the microphone's), %llu buffers dropped; in those "
+                "seconds %llu batches, %llu blocks missed; the engine since its start: %s\n",
+                run.samples.size(), seconds, static_cast<unsigned long long>(least), static_cast<double>(least) / (seconds * 48000.0),
+                static_cast<unsigned long long>(dropped), run.batches, run.missed, run.timing.c_str());
     CHECK(run.errors.empty());
     CHECK(dropped == 0);
     // Every pipeline kept up with its 48 kHz microphone.
@@ -403,6 +429,8 @@ TEST_CASE("quellaec: eight live pipelines in one process are calls of one engine
     const LiveRun run = runLivePipelines(8, "backend=cpu taps=256", 1.5, seconds);
     checkOneEngine(run, 8);
     checkRealTime(run, seconds);
+    INFO(run.timing);
+    CHECK(run.timing.find(" batches, ") != std::string::npos);
 }
 
 TEST_CASE("quellaec: 64 live pipelines in one process are calls of one GPU engine, in real time", "[gstreamer][live][gpu]")
