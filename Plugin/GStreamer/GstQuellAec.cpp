@@ -65,7 +65,7 @@ GstStaticPadTemplate micTemplate = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK,
 GstStaticPadTemplate farTemplate = GST_STATIC_PAD_TEMPLATE("far", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("[ 1, 2 ]")));
 GstStaticPadTemplate srcTemplate = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(QUELL_AEC_CAPS("1")));
 
-enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropShared, kPropCalls, kPropDescription, kPropTiming };
+enum Property { kPropTaps = 1, kPropBackend, kPropFilter, kPropSuppression, kPropComfortNoise, kPropShared, kPropCalls, kPropThreadPriority, kPropDescription, kPropTiming };
 
 // What one stream needs between start and stop.
 struct Stream {
@@ -88,6 +88,7 @@ struct Settings {
     bool comfortNoise = true;
     bool shared = true;
     int calls = 0;                    // the shared engine's streams (0: automatic)
+    int threadPriority = engine::MultiStreamSettings{}.threadPriority;   // its pool's (0: normal threads)
     std::string description;          // what runs, once a stream has started
     std::weak_ptr<const engine::SharedCallEngine> engine;   // the shared engine it joined (its timing)
 };
@@ -166,6 +167,7 @@ bool prepareStream(GstQuellAec* self)
     shared.engine.canceller.suppressor = {};
     shared.engine.farEndChannels = s.farChannels;
     shared.engine.maxStreams = settings.calls;
+    shared.engine.threadPriority = settings.threadPriority;
     aec::CancellerControls controls;
     controls.suppressionDb = settings.suppressionDb;
     controls.comfortNoise = settings.comfortNoise;
@@ -380,6 +382,7 @@ void setProperty(GObject* object, guint id, const GValue* value, GParamSpec* psp
         case kPropComfortNoise: s.comfortNoise = g_value_get_boolean(value) != FALSE; break;
         case kPropShared: s.shared = g_value_get_boolean(value) != FALSE; break;
         case kPropCalls: s.calls = g_value_get_int(value); break;
+        case kPropThreadPriority: s.threadPriority = g_value_get_int(value); break;
         default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec); break;
         }
     } catch (const std::exception& e) {
@@ -401,6 +404,7 @@ void getProperty(GObject* object, guint id, GValue* value, GParamSpec* pspec)
     case kPropComfortNoise: g_value_set_boolean(value, s.comfortNoise); break;
     case kPropShared: g_value_set_boolean(value, s.shared); break;
     case kPropCalls: g_value_set_int(value, s.calls); break;
+    case kPropThreadPriority: g_value_set_int(value, s.threadPriority); break;
     case kPropDescription: g_value_set_string(value, s.description.c_str()); break;
     case kPropTiming: {
         const auto engine = s.engine.lock();
@@ -476,6 +480,11 @@ static void gst_quell_aec_class_init(GstQuellAecClass* klass)
                                                      "Streams of the shared engine, taken at its start (0: automatic, 64 with a GPU, "
                                                      "else 8); instances share an engine only when this is the same",
                                                      0, 4096, 0, flags));
+    g_object_class_install_property(object, kPropThreadPriority,
+                                    g_param_spec_int("thread-priority", "Thread priority",
+                                                     "Real-time priority the shared engine's threads ask for (SCHED_FIFO 1 to 99; "
+                                                     "0: normal threads, beside GStreamer's own)",
+                                                     0, 99, engine::MultiStreamSettings{}.threadPriority, flags));
     g_object_class_install_property(object, kPropDescription,
                                     g_param_spec_string("description", "Description", "The canceller that runs (once a stream has started)", "",
                                                         static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));

@@ -449,14 +449,16 @@ TEST_CASE("quellaec: 64 live pipelines in one process are calls of one GPU engin
     // The issue's 64 calls, for 20 s; more with QUELL_GST_LIVE_PIPELINES and QUELL_GST_LIVE_SECONDS.
     const char* seconds_ = std::getenv("QUELL_GST_LIVE_SECONDS");
     const char* pipelines_ = std::getenv("QUELL_GST_LIVE_PIPELINES");
+    const char* extra = std::getenv("QUELL_GST_LIVE_PROPERTIES");   // e.g. thread-priority=0
     const double seconds = seconds_ != nullptr ? std::atof(seconds_) : 20.0;
     const int pipelines = pipelines_ != nullptr ? std::atoi(pipelines_) : 64;
     for (const char* filter : {"rls", "kalman"}) {
         INFO(filter);
-        const std::string properties = std::string("backend=gpu taps=512 calls=") + std::to_string(pipelines) + " filter=" + filter;
+        const std::string properties = std::string("backend=gpu taps=512 calls=") + std::to_string(pipelines) + " filter=" + filter + " "
+                                       + (extra != nullptr ? extra : "");
         const LiveRun run = runLivePipelines(pipelines, properties, 5.0, seconds);
         checkOneEngine(run, pipelines);
         checkRealTime(run, seconds);
-        std::printf("quellaec, %d live pipelines, GPU %s 512 taps, %.0f s: %s\n", pipelines, filter, seconds, run.descriptions.front().c_str());
+        std::printf("quellaec, %d live pipelines, %s, %.0f s: %s\n", pipelines, properties.c_str(), seconds, run.descriptions.front().c_str());
     }
 }
