@@ -8,6 +8,7 @@
 // input (nothing written), 1 failure while processing (nothing written). --batch renders every line of a
 // list (Standalone/BatchList.h), skips what an earlier run finished, and ends with a line per file that
 // failed; its exit code is 0 when every file is done, 1 when any failed, 2 when the list is bad.
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -555,6 +556,17 @@ int runCalls(const Options& base, const std::vector<standalone::BatchJob>& mine)
             settings.canceller.taps = planned.plan.tapsPerChannel();
     }
     settings.maxStreams = base.calls;
+    // Each running file holds three open (microphone, far end, output): the soft limit is raised where it
+    // is lower than S of them need, and S refused where the hard limit is too.
+    const rlim_t need = 3 * static_cast<rlim_t>(base.calls) + 64;
+    if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur < need) {
+        files.rlim_cur = files.rlim_max == RLIM_INFINITY ? need : std::min(need, files.rlim_max);
+        ::setrlimit(RLIMIT_NOFILE, &files);
+        if (files.rlim_cur < need)
+            throw io::UsageError("--calls " + std::to_string(base.calls) + " keeps up to " + std::to_string(3 * base.calls)
+                                 + " files open, and this process may open " + std::to_string(files.rlim_cur)
+                                 + " (ulimit -n); use fewer calls");
+    }
     engine::OfflineCallBatch batch;
     batch.prepare(settings);
     const engine::MultiStreamCanceller& calls = batch.engine();

@@ -161,10 +161,12 @@ bool prepareStream(GstQuellAec* self)
         spec.aec.suppressor.maxAttenuationDb = settings.suppressionDb;
     spec.aec.suppressor.comfortNoise = settings.comfortNoise;
     // The shared engine's calls differ in their suppression only by their controls, so that calls that
-    // differ there still share it.
+    // differ there still share it; no suppressor at all (suppression 0, as quell-render has it: no
+    // suppressor's latency) is another engine.
     engine::SharedCallSettings shared;
     shared.engine.canceller = spec.aec;
     shared.engine.canceller.suppressor = {};
+    shared.engine.canceller.suppressor.enabled = spec.aec.suppressor.enabled;
     shared.engine.farEndChannels = s.farChannels;
     shared.engine.maxStreams = settings.calls;
     shared.engine.threadPriority = settings.threadPriority;
@@ -297,12 +299,21 @@ GstFlowReturn aggregate(GstAggregator* agg, gboolean /*timeout*/)
     if (!s.engine && !s.call) {
         if (micAvailable == 0 && micEnded)
             return GST_FLOW_EOS;
+        // A live aggregate may come (on its timeout) before the far end has its format: the canceller
+        // is made for the far end's channels, so it waits for them (or for the far end's end).
+        if (capsInt(GST_PAD(self->farPad), "channels") == 0 && !farEnded)
+            return GST_FLOW_OK;
         if (!prepareStream(self))
             return GST_FLOW_ERROR;
     } else if (capsInt(GST_PAD(self->micPad), "rate") != s.rate) {
         // The canceller, its resamplers and what it learnt are the old rate's.
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("the microphone's rate changed mid-stream"),
                           ("%d Hz, then %d Hz: put audioresample before the sink pad", s.rate, capsInt(GST_PAD(self->micPad), "rate")));
+        return GST_FLOW_NOT_NEGOTIATED;
+    } else if (const int channels = capsInt(GST_PAD(self->farPad), "channels"), rate = capsInt(GST_PAD(self->farPad), "rate");
+               (channels != 0 && channels != s.farChannels) || (rate != 0 && rate != s.rate)) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("the far end's format changed mid-stream"),
+                          ("%d channel(s) at %d Hz, then %d at %d Hz", s.farChannels, s.rate, channels, rate));
         return GST_FLOW_NOT_NEGOTIATED;
     }
     const std::size_t farAvailable = gst_adapter_available(self->farAdapter) / (sizeof(float) * static_cast<std::size_t>(s.farChannels));

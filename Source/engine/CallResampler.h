@@ -30,7 +30,8 @@ public:
     void pushSilence(std::size_t frames);
 
     // The oldest whole block at the canceller's rate, while there is one.
-    bool hasBlock() const { return micLow_.front().size() - lowPos_ >= block_; }
+    bool hasBlock() const { return blocksReady() > 0; }
+    std::size_t blocksReady() const { return (micLow_.front().size() - lowPos_) / block_; }
     const float* micBlock(int channel) const { return micLow_[static_cast<std::size_t>(channel)].data() + lowPos_; }
     const float* farBlock(int channel) const { return farLow_[static_cast<std::size_t>(channel)].data() + lowPos_; }
     // The canceller's output for that block (micChannels blocks), which consumes it.

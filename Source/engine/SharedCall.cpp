@@ -69,7 +69,9 @@ void SharedCall::runBlocks(std::vector<float>& out)
     while (resampler_.hasBlock()) {
         for (std::size_t c = 0; c < channels; ++c)
             far[c] = resampler_.farBlock(static_cast<int>(c));
-        member_.engine->process(member_.stream, resampler_.micBlock(0), {far, channels}, outLow_.data());
+        // More blocks queued behind this one: the call has fallen behind (the engine lets it catch up
+        // where it can).
+        member_.engine->process(member_.stream, resampler_.micBlock(0), {far, channels}, outLow_.data(), resampler_.blocksReady() > 1);
         const float* outs[1] = {outLow_.data()};
         resampler_.popBlock(outs);
     }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "aec/FilterPlan.h"
+#include "engine/ThreadPriority.h"
 
 namespace quell::engine {
 
@@ -76,7 +77,8 @@ SharedCallEngine::Membership SharedCallEngine::join(const SharedCallSettings& se
     return {std::move(engine), stream};
 }
 
-SharedCallEngine::SharedCallEngine(const SharedCallSettings& settings) : batchWait_(settings.batchWait)
+SharedCallEngine::SharedCallEngine(const SharedCallSettings& settings)
+    : batchWait_(settings.batchWait), priority_(settings.engine.threadPriority)
 {
     if (settings.batchWait.count() < 0)
         throw std::invalid_argument("SharedCallEngine: a negative batch wait");
@@ -107,11 +109,13 @@ bool SharedCallEngine::tryOpen(int& stream)
 {
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return !busy_; });
+    if (!failure_.empty())
+        return false;   // failed since the registry looked: the caller makes a new engine
     stream = calls_.open();
     if (stream < 0)
         return false;
     Slot& s = slots_[static_cast<std::size_t>(stream)];
-    s.ready = s.done = false;
+    s.ready = s.done = s.active = s.behind = false;
     s.controls.reset();
     ++joined_;
     return true;
@@ -122,11 +126,19 @@ void SharedCallEngine::leave(int stream)
     {
         std::unique_lock lock(mutex_);
         done_.wait(lock, [&] { return !busy_; });
-        calls_.close(stream);   // throws for a stream that is not joined
+        if (!calls_.isOpen(stream))
+            throw std::invalid_argument("SharedCallEngine::leave: stream " + std::to_string(stream) + " has not joined");
         Slot& s = slots_[static_cast<std::size_t>(stream)];
-        if (s.ready)
-            --ready_;   // a block handed in by a thread that gave up waiting (the engine stopping)
-        s.ready = false;
+        if (s.ready && failure_.empty())
+            throw std::logic_error("SharedCallEngine::leave: stream " + std::to_string(stream) + " has a block in flight");
+        if (s.ready) {   // handed in before the engine failed, its caller told so
+            --ready_;
+            behind_ -= s.behind ? 1 : 0;
+        }
+        if (s.active)
+            --active_;
+        s.ready = s.active = s.behind = false;
+        calls_.close(stream);
         --joined_;
     }
     work_.notify_one();   // the batch may have waited for this call
@@ -140,7 +152,7 @@ void SharedCallEngine::setControls(int stream, const aec::CancellerControls& con
     slots_[static_cast<std::size_t>(stream)].controls = controls;
 }
 
-void SharedCallEngine::process(int stream, const float* mic, std::span<const float* const> far, float* out)
+void SharedCallEngine::process(int stream, const float* mic, std::span<const float* const> far, float* out, bool behind)
 {
     const std::size_t n = blockSamples();
     if (far.size() != slots_.front().far.size() / n)
@@ -161,6 +173,12 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
         std::copy_n(far[c], n, s.far.begin() + static_cast<std::ptrdiff_t>(c * n));
     s.ready = true;
     s.done = false;
+    s.behind = behind;
+    behind_ += behind ? 1 : 0;
+    if (!s.active) {
+        s.active = true;
+        ++active_;
+    }
     const auto handedIn = std::chrono::steady_clock::now();
     if (ready_++ == 0)
         firstReady_ = handedIn;
@@ -178,22 +196,38 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
 
 void SharedCallEngine::run()
 {
+    if (priority_ > 0)
+        raiseCurrentThreadPriority(priority_);   // it takes the pool's items too (MultiStreamCanceller.h)
     std::unique_lock lock(mutex_);
+    // On the CPU a batch of some streams leaves the others as they were, so one that is behind need not
+    // wait for the rest.
+    const bool catchUp = !calls_.onGpu();
     while (true) {
         work_.wait(lock, [&] { return stopping_ || ready_ > 0; });
         if (stopping_)
             return;
-        work_.wait_until(lock, firstReady_ + batchWait_, [&] { return stopping_ || ready_ == 0 || ready_ >= joined_; });
+        work_.wait_until(lock, firstReady_ + batchWait_,
+                         [&] { return stopping_ || ready_ == 0 || ready_ >= active_ || (catchUp && behind_ > 0); });
         if (stopping_)
             return;
         if (ready_ == 0)
             continue;   // the only blocks waiting left with their calls
+        // Run before the wait is over for streams behind (the CPU): the others are not late.
+        const bool catchUpBatch = ready_ < active_ && std::chrono::steady_clock::now() < firstReady_ + batchWait_;
         batch_.clear();
+        std::uint64_t missed = 0;
         for (std::size_t i = 0; i < slots_.size(); ++i) {
             Slot& s = slots_[i];
-            if (!s.ready)
+            if (!s.ready) {
+                if (s.active && !catchUpBatch) {   // it missed this batch: not waited for until its next block
+                    s.active = false;
+                    --active_;
+                    ++missed;
+                }
                 continue;
+            }
             s.ready = false;
+            s.behind = false;
             if (s.controls) {
                 calls_.setControls(static_cast<int>(i), *s.controls);
                 s.controls.reset();
@@ -206,8 +240,9 @@ void SharedCallEngine::run()
             b.out = s.out.data();
             batch_.push_back(b);
         }
-        missed_ += static_cast<std::uint64_t>(joined_) - batch_.size();
+        missed_ += missed;
         ready_ = 0;
+        behind_ = 0;
         busy_ = true;
         const auto start = std::chrono::steady_clock::now();
         waitTimes_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(start - firstReady_).count());

@@ -6,18 +6,25 @@
 // makes another.
 //
 // A call hands in one 10 ms block at the canceller's rate and waits for its output. The engine's own
-// thread runs a batch once every joined call has handed in its block, or once the first block waiting
-// has waited `batchWait`: a late call (its pipeline paused, a stalled source) does not hold the others
-// longer than that. A late call's block goes into the next batch. On the CPU its canceller holds still
-// meanwhile, so its samples do not depend on the timing; on the GPU its filter hears that batch's 10 ms
-// as silence with adaptation off (MultiStreamCanceller::process), as a server's late packet; missed()
-// counts those blocks.
+// thread runs a batch once every active call has handed in its block, or once the first block waiting
+// has waited `batchWait`. A call is active from its first block on; one that misses a batch (its
+// pipeline paused, a stalled source) is not waited for again until its next block comes, so it holds
+// the others back once, by the wait, and not at every batch. A late call's block goes into the next
+// batch. On the CPU its canceller holds still meanwhile, so its samples do not depend on the timing; on
+// the GPU its filter hears that batch's 10 ms as silence with adaptation off
+// (MultiStreamCanceller::process), as a server's late packet; missed() counts the blocks that active
+// calls missed.
+//
+// A call that has fallen behind (blocks queued after the one it hands in: SharedCall says so) catches
+// up on the CPU, where a batch runs for it at once (the others hold still). On the GPU it cannot
+// without making the others hear silence, so it stays behind by what it queued.
 //
 // A batch that fails (the GPU lost, out of memory) fails the engine: process() throws its reason
 // (std::runtime_error) to every call, then and after, and a call that joins again gets a new engine.
 //
-// Threading: every member from any thread; process() of one stream from one thread at a time. Only the
-// engine's thread runs batches; joining, leaving and controls wait until no batch runs.
+// Threading: every member from any thread; process() of one stream from one thread at a time, and not
+// while it leaves. Only the engine's thread runs batches; joining and leaving wait until no batch runs;
+// controls are queued for the stream's next batch. The engine's thread asks for the pool's priority.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -63,8 +70,8 @@ public:
     void leave(int stream);
     // One block of blockSamples() of a joined stream: its far-end channels at far[0..farEndChannels).
     // Returns once the batch that took it has run; out may be mic. Throws std::runtime_error when the
-    // engine has failed.
-    void process(int stream, const float* mic, std::span<const float* const> far, float* out);
+    // engine has failed. behind: the caller has more blocks queued after this one (it fell behind).
+    void process(int stream, const float* mic, std::span<const float* const> far, float* out, bool behind = false);
     // As MultiStreamCanceller::setControls; applied before the stream's next block.
     void setControls(int stream, const aec::CancellerControls& controls);
 
@@ -80,7 +87,7 @@ public:
     // Blocks of joined streams that a batch ran without (their call was late).
     std::uint64_t missed() const;
     bool failed() const;
-    // Where a block's time goes, since the start or resetTiming(): how long a batch's first block waited
+    // Where a block's time goes, since the engine started or resetTiming(): how long a batch's first block waited
     // for the others, the batch itself, and each block from its hand-in to its output (the wait, the
     // batch, and a batch before it that it missed).
     struct Timing {
@@ -97,17 +104,19 @@ private:
     void run();
     struct Slot {
         bool ready = false, done = false;
+        bool active = false;   // waited for: it has handed in a block since it joined or last missed a batch
+        bool behind = false;   // its caller has more blocks queued
         std::optional<aec::CancellerControls> controls;
         std::vector<float> mic, far, out;   // far: channels one after another
     };
-    const std::string key_;
     const std::chrono::microseconds batchWait_;
+    const int priority_;
     MultiStreamCanceller calls_;
     mutable std::mutex mutex_;
     mutable std::condition_variable work_, done_;
     std::vector<Slot> slots_;
     std::vector<MultiStreamCanceller::StreamBlock> batch_;
-    int joined_ = 0, ready_ = 0;
+    int joined_ = 0, active_ = 0, ready_ = 0, behind_ = 0;
     bool busy_ = false, stopping_ = false;
     std::string failure_;   // why the engine failed; empty while it works
     std::chrono::steady_clock::time_point firstReady_{};

@@ -486,6 +486,15 @@ TEST_CASE("quell-render --batch --calls renders the files together, each as a lo
     CHECK(render(dir, "--batch " + list + " --calls 2 --jobs 2").exitCode == 2);
     CHECK(render(dir, "--batch " + list + " --calls 2 --rate 48000").exitCode == 2);
     CHECK(render(dir, "--mic a --ref b --out c --calls 2").exitCode == 2);
+
+    // Three files open per running file: S calls past what the process may open are refused by name.
+    const std::string limited = "ulimit -n 100 && " + std::string(QUELL_RENDER_PATH) + " --batch " + list + " --calls 64 --backend cpu > "
+                                + (dir / "limited.txt") + " 2>&1";
+    const int status = std::system(("sh -c '" + limited + "'").c_str());
+    INFO(slurp(dir / "limited.txt"));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 2);
+    CHECK_THAT(slurp(dir / "limited.txt"), Catch::Contains("--calls 64 keeps up to 192 files open") && Catch::Contains("ulimit -n"));
 }
 
 namespace {

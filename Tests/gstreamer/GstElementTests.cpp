@@ -126,10 +126,12 @@ std::string runPipeline(const std::string& description)
 TEST_CASE("gst-launch-1.0 runs quellaec from two WAV files into a WAV file: quell-render's samples, the echo cancelled", "[gstreamer]")
 {
     const Scene s = writeScene("launch");
-    // As a call of the shared engine (the default), and with an engine of its own at quell-render's
-    // automatic settings.
+    // As a call of the shared engine (the default; with no suppressor too), and with an engine of its own
+    // at quell-render's automatic settings.
     const auto [properties, renderOptions] = GENERATE(table<std::string, std::string>(
-        {{"backend=cpu taps=1024", "--backend cpu --taps 1024"}, {"backend=cpu shared=false", "--backend cpu"}}));
+        {{"backend=cpu taps=1024", "--backend cpu --taps 1024"},
+         {"backend=cpu taps=1024 suppression=0", "--backend cpu --taps 1024 --suppression 0"},
+         {"backend=cpu shared=false", "--backend cpu"}}));
     INFO(properties);
     const fs::path gstOut = s.dir / "gst.wav", renderOut = s.dir / "render.wav";
     const std::string plugins = fs::path(QUELL_GST_PLUGIN_PATH).parent_path().string();
