@@ -240,7 +240,7 @@ void run(GstQuellAec* self, std::size_t n, std::size_t farAvailable, bool tail)
         const float* far[2] = {s.farPlanar.data(), s.farPlanar.data() + (C > 1 ? s.hostBlock : 0)};
         if (s.call) {
             const std::span<const float> farSpans[2] = {{far[0], m}, {far[1], m}};
-            s.call->process({mic[0], m}, {farSpans, C}, s.pending);
+            s.call->process({mic[0], m}, {farSpans, C}, s.pending, done + m < n);   // more queued: it has fallen behind
         } else {
             float* out[1] = {s.out.data()};
             s.engine->process(mic, far, out, static_cast<int>(m));

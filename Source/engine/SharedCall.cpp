@@ -39,13 +39,13 @@ void SharedCall::setControls(const aec::CancellerControls& controls)
     member_.engine->setControls(member_.stream, controls);
 }
 
-void SharedCall::process(std::span<const float> mic, std::span<const std::span<const float>> far, std::vector<float>& out)
+void SharedCall::process(std::span<const float> mic, std::span<const std::span<const float>> far, std::vector<float>& out, bool moreQueued)
 {
     if (!isOpen())
         throw std::logic_error("SharedCall::process before open");
     const std::span<const float> mics[1] = {mic};
     resampler_.push(mics, far);
-    runBlocks(out);
+    runBlocks(out, moreQueued);
 }
 
 void SharedCall::finish(std::vector<float>& out)
@@ -57,12 +57,12 @@ void SharedCall::finish(std::vector<float>& out)
         if (round > 64)
             throw std::logic_error("SharedCall::finish: the outputs did not come out");
         resampler_.pushSilence(static_cast<std::size_t>(std::max(resampler_.holdSamples(), 64)));
-        runBlocks(out);
+        runBlocks(out, false);
     }
-    runBlocks(out);
+    runBlocks(out, false);
 }
 
-void SharedCall::runBlocks(std::vector<float>& out)
+void SharedCall::runBlocks(std::vector<float>& out, bool moreQueued)
 {
     const float* far[aec::kMaxFarEndChannels] = {};
     const std::size_t channels = static_cast<std::size_t>(resampler_.farEndChannels());
@@ -71,7 +71,8 @@ void SharedCall::runBlocks(std::vector<float>& out)
             far[c] = resampler_.farBlock(static_cast<int>(c));
         // More blocks queued behind this one: the call has fallen behind (the engine lets it catch up
         // where it can).
-        member_.engine->process(member_.stream, resampler_.micBlock(0), {far, channels}, outLow_.data(), resampler_.blocksReady() > 1);
+        member_.engine->process(member_.stream, resampler_.micBlock(0), {far, channels}, outLow_.data(),
+                                moreQueued || resampler_.blocksReady() > 1);
         const float* outs[1] = {outLow_.data()};
         resampler_.popBlock(outs);
     }

@@ -33,8 +33,9 @@ public:
     bool isOpen() const { return static_cast<bool>(member_.engine); }
 
     // n host samples of microphone and of each far-end channel in; the outputs that are complete are
-    // appended to out. Blocks while the engine runs this call's blocks.
-    void process(std::span<const float> mic, std::span<const std::span<const float>> far, std::vector<float>& out);
+    // appended to out. Blocks while the engine runs this call's blocks. moreQueued: the caller holds
+    // more input after these (it has fallen behind; SharedCallEngine.h says what the engine does).
+    void process(std::span<const float> mic, std::span<const std::span<const float>> far, std::vector<float>& out, bool moreQueued = false);
     // After the last input: the remaining outputs (the delay flushed with silence), so that out has had
     // as many samples as went in.
     void finish(std::vector<float>& out);
@@ -51,7 +52,7 @@ public:
     int stream() const { return member_.stream; }
 
 private:
-    void runBlocks(std::vector<float>& out);
+    void runBlocks(std::vector<float>& out, bool moreQueued);
 
     SharedCallEngine::Membership member_;
     CallResampler resampler_;

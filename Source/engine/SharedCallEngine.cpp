@@ -175,6 +175,7 @@ void SharedCallEngine::process(int stream, const float* mic, std::span<const flo
     s.done = false;
     s.behind = behind;
     behind_ += behind ? 1 : 0;
+    behindBlocks_ += behind ? 1 : 0;
     if (!s.active) {
         s.active = true;
         ++active_;
@@ -301,7 +302,7 @@ std::uint64_t SharedCallEngine::batches() const
 SharedCallEngine::Timing SharedCallEngine::timing() const
 {
     const std::lock_guard lock(mutex_);
-    return {waitTimes_.summary(), batchTimes_.summary(), turnaroundTimes_.summary(), batches_, missed_};
+    return {waitTimes_.summary(), batchTimes_.summary(), turnaroundTimes_.summary(), batches_, missed_, behindBlocks_};
 }
 
 void SharedCallEngine::resetTiming()
@@ -310,7 +311,7 @@ void SharedCallEngine::resetTiming()
     waitTimes_.reset();
     batchTimes_.reset();
     turnaroundTimes_.reset();
-    batches_ = missed_ = 0;
+    batches_ = missed_ = behindBlocks_ = 0;
 }
 
 std::string SharedCallEngine::timingText() const
@@ -318,8 +319,10 @@ std::string SharedCallEngine::timingText() const
     const Timing t = timing();
     char text[256];
     std::snprintf(text, sizeof text,
-                  "%llu batches, %llu blocks missed; wait %.2f / %.2f ms, batch %.2f / %.2f ms, turnaround %.2f / %.2f ms (median / p99.9)",
-                  static_cast<unsigned long long>(t.batches), static_cast<unsigned long long>(t.missed), t.wait.medianUs / 1e3,
+                  "%llu batches, %llu blocks missed, %llu behind; wait %.2f / %.2f ms, batch %.2f / %.2f ms, turnaround %.2f / %.2f ms "
+                  "(median / p99.9)",
+                  static_cast<unsigned long long>(t.batches), static_cast<unsigned long long>(t.missed), static_cast<unsigned long long>(t.behind),
+                  t.wait.medianUs / 1e3,
                   t.wait.p999Us / 1e3, t.batch.medianUs / 1e3, t.batch.p999Us / 1e3, t.turnaround.medianUs / 1e3, t.turnaround.p999Us / 1e3);
     return text;
 }

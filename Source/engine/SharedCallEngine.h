@@ -93,10 +93,11 @@ public:
     struct Timing {
         TimingSummary wait, batch, turnaround;
         std::uint64_t batches = 0, missed = 0;
+        std::uint64_t behind = 0;   // blocks handed in with more queued behind them (their call had fallen behind)
     };
     Timing timing() const;
     void resetTiming();
-    // timing() in a line: "N batches, M blocks missed; wait ..., batch ..., turnaround ... (median / p99.9 ms)".
+    // timing() in a line: "N batches, M blocks missed, B behind; wait ..., batch ..., turnaround ... (median / p99.9 ms)".
     std::string timingText() const;
 
 private:
@@ -120,7 +121,7 @@ private:
     bool busy_ = false, stopping_ = false;
     std::string failure_;   // why the engine failed; empty while it works
     std::chrono::steady_clock::time_point firstReady_{};
-    std::uint64_t batches_ = 0, missed_ = 0;
+    std::uint64_t batches_ = 0, missed_ = 0, behindBlocks_ = 0;
     TimingHistogram waitTimes_, batchTimes_, turnaroundTimes_;   // added under mutex_
     std::thread thread_;
     friend struct SharedCallRegistry;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <tuple>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -274,7 +275,7 @@ namespace {
 struct LiveRun {
     std::vector<std::string> descriptions;
     std::string timing;   // the shared engine's (the first pipeline's element), read before the pipelines stop
-    unsigned long long batches = 0, missed = 0;   // the engine's batches and missed blocks in those `seconds`
+    unsigned long long batches = 0, missed = 0, behind = 0;   // the engine's batches, missed and behind blocks in those `seconds`
     std::vector<guint64> samples, dropped;
     std::vector<std::string> errors;
 };
@@ -330,14 +331,14 @@ LiveRun runLivePipelines(int count, const std::string& properties, double warmUp
         GstElement* aec = gst_bin_get_by_name(GST_BIN(pipeline), "aec");
         gchar* timing = nullptr;
         g_object_get(aec, "timing", &timing, nullptr);
-        unsigned long long batches = 0, missed = 0;
+        unsigned long long batches = 0, missed = 0, behind = 0;
         if (timing != nullptr)
-            std::sscanf(timing, "%llu batches, %llu blocks missed", &batches, &missed);
+            std::sscanf(timing, "%llu batches, %llu blocks missed, %llu behind", &batches, &missed, &behind);
         g_free(timing);
         gst_object_unref(aec);
-        return std::pair{batches, missed};
+        return std::tuple{batches, missed, behind};
     };
-    const auto countsBefore = pipelines.empty() ? std::pair<unsigned long long, unsigned long long>{} : engineCounts(pipelines[0]);
+    const auto countsBefore = pipelines.empty() ? std::tuple<unsigned long long, unsigned long long, unsigned long long>{} : engineCounts(pipelines[0]);
     std::vector<std::pair<guint64, guint64>> before;
     for (std::size_t i = 0; i < pipelines.size(); ++i) {
         GstElement* sink = gst_bin_get_by_name(GST_BIN(pipelines[i]), "out");
@@ -375,8 +376,9 @@ LiveRun runLivePipelines(int count, const std::string& properties, double warmUp
     }
     if (!pipelines.empty()) {
         const auto countsAfter = engineCounts(pipelines[0]);
-        run.batches = countsAfter.first - countsBefore.first;
-        run.missed = countsAfter.second - countsBefore.second;
+        run.batches = std::get<0>(countsAfter) - std::get<0>(countsBefore);
+        run.missed = std::get<1>(countsAfter) - std::get<1>(countsBefore);
+        run.behind = std::get<2>(countsAfter) - std::get<2>(countsBefore);
     }
     for (GstElement* p : pipelines) {
         gst_element_set_state(p, GST_STATE_NULL);
@@ -413,9 +415,9 @@ void checkRealTime(const LiveRun& run, double seconds)
     INFO(run.samples.size() << " pipelines for " << seconds << " s: the fewest samples out " << least << ", " << dropped
                             << " buffers dropped; errors: " << errors);
     std::printf("%zu live pipelines for %.0f s: the fewest samples out %llu (%.3f of the microphone's), %llu buffers dropped; in those "
-                "seconds %llu batches, %llu blocks missed; the engine since its start: %s\n",
+                "seconds %llu batches, %llu blocks missed, %llu handed in behind; the engine since its start: %s\n",
                 run.samples.size(), seconds, static_cast<unsigned long long>(least), static_cast<double>(least) / (seconds * 48000.0),
-                static_cast<unsigned long long>(dropped), run.batches, run.missed, run.timing.c_str());
+                static_cast<unsigned long long>(dropped), run.batches, run.missed, run.behind, run.timing.c_str());
     CHECK(run.errors.empty());
     CHECK(dropped == 0);
     // Every pipeline kept up with its 48 kHz microphone.
