@@ -21,7 +21,7 @@
 //
 // The output is the input delayed by the pipeline; the element holds those samples back, timestamps its
 // output as the microphone's (sample t of the output is sample t of the microphone, cancelled), reports
-// the hold (and for a shared engine its wait for the other calls) as its latency, and plays the held
+// the hold (and for a shared engine its wait for the other calls and a batch) as its latency, and plays the held
 // samples out at the end of the stream. Properties (taps, backend, filter, suppression, comfort-noise,
 // shared) are read when the stream starts.
 //
@@ -182,7 +182,7 @@ bool prepareStream(GstQuellAec* self)
             call->open(shared, s.rate);
             call->setControls(controls);
             latency = call->holdSamples();
-            wait = static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(shared.batchWait).count());
+            wait = static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(call->engine().engineDelay()).count());
             description = call->engine().description() + "; shared: call " + std::to_string(call->stream() + 1) + " of "
                           + std::to_string(call->engine().capacity());
             GST_OBJECT_LOCK(self);

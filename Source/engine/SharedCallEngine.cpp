@@ -78,7 +78,7 @@ SharedCallEngine::Membership SharedCallEngine::join(const SharedCallSettings& se
 }
 
 SharedCallEngine::SharedCallEngine(const SharedCallSettings& settings)
-    : batchWait_(settings.batchWait), priority_(settings.engine.threadPriority)
+    : batchWait_(settings.batchWait), priority_(settings.engine.threadPriority), rate_(settings.engine.sampleRate)
 {
     if (settings.batchWait.count() < 0)
         throw std::invalid_argument("SharedCallEngine: a negative batch wait");
@@ -271,6 +271,12 @@ void SharedCallEngine::run()
             slots_[static_cast<std::size_t>(b.stream)].done = true;
         done_.notify_all();
     }
+}
+
+std::chrono::microseconds SharedCallEngine::engineDelay() const
+{
+    const auto period = std::chrono::microseconds(static_cast<std::int64_t>(1e6 * static_cast<double>(blockSamples()) / rate_));
+    return batchWait_ + period;
 }
 
 int SharedCallEngine::joined() const

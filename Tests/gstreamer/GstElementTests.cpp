@@ -211,15 +211,15 @@ TEST_CASE("quellaec reports its latency, its canceller, and refuses far ends of 
     gst_element_set_state(pipeline, GST_STATE_NULL);
     gst_object_unref(pipeline);
     // The element holds what a call of the shared engine does for the same stream: the pipeline's delay
-    // and a block (10 ms), and the engine's wait for the other calls.
+    // and a block (10 ms), and the engine's delay (its wait for the other calls and a batch).
     engine::SharedCallSettings shared;
     shared.engine.canceller.backend = aec::Backend::Cpu;
     shared.engine.canceller.taps = 512;
     engine::SharedCall reference;
     reference.open(shared, 48000);
     const GstClockTime expected = gst_util_uint64_scale_int(static_cast<guint64>(reference.holdSamples()), GST_SECOND, 48000)
-                                  + static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(shared.batchWait).count());
-    INFO("latency " << minLatency << " ns (the call's " << reference.holdSamples() << " samples and its wait: " << expected << " ns), canceller "
+                                  + static_cast<GstClockTime>(std::chrono::duration_cast<std::chrono::nanoseconds>(reference.engine().engineDelay()).count());
+    INFO("latency " << minLatency << " ns (the call's " << reference.holdSamples() << " samples and the engine's delay: " << expected << " ns), canceller "
                     << what);
     CHECK(live);
     CHECK(minLatency >= expected);
