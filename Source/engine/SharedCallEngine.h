@@ -44,7 +44,7 @@ namespace quell::engine {
 struct SharedCallSettings {
     // The engine's streams. sampleRate is the cancellers' (callers resample); maxStreams 0: automatic,
     // 64 where a GPU is usable, else 8 (each CPU stream's filter memory is taken at prepare: RLS of 1024
-    // taps holds 4 MB).
+    // taps holds megabytes).
     MultiStreamSettings engine{.maxStreams = 0};
     // The longest a batch waits for a late call once another's block is in. Above the 10 ms period, so
     // that calls whose blocks arrive spread over the period (live pipelines started at different times)
