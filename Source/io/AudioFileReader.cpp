@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/AudioFileReader.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include "io/Sndfile.h"
 
@@ -18,17 +18,8 @@ AudioFileReader::AudioFileReader(const std::string& path) : path_(path), file_(s
     file_->handle.reset(sf_open(path.c_str(), SFM_READ, &info));
     if (!file_->handle)
         throw FileError(path + ": not a WAV or other audio file libsndfile can read (" + sf_strerror(nullptr) + ")");
-    if (info.frames <= 0)
-        throw FileError(path + ": empty file (no audio frames)");
-    if (info.channels <= 0)
-        throw FileError(path + ": has no channels");
-    format_.sampleRate = info.samplerate;
-    format_.channels = info.channels;
-    format_.sndfileFormat = info.format;
-    format_.subtypeName = subtypeName(info.format);
+    format_ = readableFormat(file_->handle.get(), info, path);
     frames_ = static_cast<std::size_t>(info.frames);
-    // Integer files are scaled to [-1, 1); float files are read as stored (no clipping), as readAudio.
-    sf_command(file_->handle.get(), SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
 }
 
 AudioFileReader::~AudioFileReader() = default;
@@ -46,14 +37,7 @@ std::size_t AudioFileReader::read(std::span<const std::span<float>> out)
     if (got != static_cast<sf_count_t>(want))
         throw FileError(path_ + ": truncated or unreadable audio data (read " + std::to_string(position_ + static_cast<std::size_t>(std::max<sf_count_t>(got, 0)))
                         + " of " + std::to_string(frames_) + " frames)");
-    for (std::size_t f = 0; f < want; ++f)
-        for (std::size_t c = 0; c < channels; ++c) {
-            const float v = interleaved_[f * channels + c];
-            if (!std::isfinite(v))
-                throw FileError(path_ + ": contains " + (std::isnan(v) ? "NaN" : "Inf") + " samples (first at frame "
-                                + std::to_string(position_ + f) + ", channel " + std::to_string(c + 1) + ")");
-            out[c][f] = v;
-        }
+    deinterleaveChecked(interleaved_.data(), want, out, path_, position_);
     position_ += want;
     return want;
 }

@@ -26,10 +26,7 @@ AudioFileWriter::AudioFileWriter(const std::string& path, const AudioFormat& for
     file_->handle.reset(sf_open(temporary_.c_str(), SFM_WRITE, &info));
     if (!file_->handle)
         throw FileError(path + ": cannot create the output file (" + sf_strerror(nullptr) + ")");
-    // As writeAudioAtomically: integer formats clip rather than wrap; no PEAK chunk (it carries the time
-    // of writing, so the same render would differ byte for byte).
-    sf_command(file_->handle.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
-    sf_command(file_->handle.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+    prepareForWriting(file_->handle.get());
 }
 
 AudioFileWriter::~AudioFileWriter()
@@ -46,15 +43,9 @@ void AudioFileWriter::write(std::span<const std::span<const float>> channels)
         throw FileError(path_ + ": written after it was finished");
     if (channels.size() != static_cast<std::size_t>(channels_))
         throw FileError(path_ + ": " + std::to_string(channels.size()) + " channels written to a file of " + std::to_string(channels_));
-    const std::size_t n = channels[0].size(), ch = channels.size();
-    file_->interleaved.resize(n * ch);
-    for (std::size_t f = 0; f < n; ++f)
-        for (std::size_t c = 0; c < ch; ++c)
-            file_->interleaved[f * ch + c] = channels[c][f];
-    const sf_count_t put = sf_writef_float(file_->handle.get(), file_->interleaved.data(), static_cast<sf_count_t>(n));
-    if (put != static_cast<sf_count_t>(n))
-        throw FileError(path_ + ": write failed (" + sf_strerror(file_->handle.get()) + ")");
-    frames_ += n;
+    if (const std::string why = writeFrames(file_->handle.get(), channels, file_->interleaved); !why.empty())
+        throw FileError(path_ + ": write failed (" + why + ")");
+    frames_ += channels[0].size();
 }
 
 void AudioFileWriter::commit()

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 namespace quell::io {
@@ -45,6 +46,47 @@ void requireReadableFile(const std::string& path)
         throw FileError(path + ": cannot read: " + std::strerror(errno));
     if (st.st_size == 0)
         throw FileError(path + ": empty file");
+}
+
+AudioFormat readableFormat(SNDFILE* file, const SF_INFO& info, const std::string& name)
+{
+    if (info.frames <= 0)
+        throw FileError(name + ": empty file (no audio frames)");
+    if (info.channels <= 0)
+        throw FileError(name + ": has no channels");
+    sf_command(file, SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
+    return {info.samplerate, info.channels, info.format, subtypeName(info.format)};
+}
+
+void deinterleaveChecked(const float* interleaved, std::size_t frames, std::span<const std::span<float>> out, const std::string& name,
+                         std::size_t firstFrame)
+{
+    const std::size_t channels = out.size();
+    for (std::size_t f = 0; f < frames; ++f)
+        for (std::size_t c = 0; c < channels; ++c) {
+            const float v = interleaved[f * channels + c];
+            if (!std::isfinite(v))
+                throw FileError(name + ": contains " + (std::isnan(v) ? "NaN" : "Inf") + " samples (first at frame "
+                                + std::to_string(firstFrame + f) + ", channel " + std::to_string(c + 1) + ")");
+            out[c][f] = v;
+        }
+}
+
+void prepareForWriting(SNDFILE* file)
+{
+    sf_command(file, SFC_SET_CLIPPING, nullptr, SF_TRUE);
+    sf_command(file, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+}
+
+std::string writeFrames(SNDFILE* file, std::span<const std::span<const float>> channels, std::vector<float>& scratch)
+{
+    const std::size_t frames = channels[0].size(), ch = channels.size();
+    scratch.resize(frames * ch);
+    for (std::size_t f = 0; f < frames; ++f)
+        for (std::size_t c = 0; c < ch; ++c)
+            scratch[f * ch + c] = channels[c][f];
+    const sf_count_t put = sf_writef_float(file, scratch.data(), static_cast<sf_count_t>(frames));
+    return put == static_cast<sf_count_t>(frames) ? std::string() : std::string(sf_strerror(file));
 }
 
 } // namespace quell::io

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/WavFile.h"
 
+#include "io/AudioFileReader.h"
+#include "io/AudioFileWriter.h"
 #include "io/Sndfile.h"
 
 #include <sndfile.h>
@@ -10,8 +12,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -76,35 +76,25 @@ std::vector<unsigned char> readStandardInput()
     }
 }
 
+// Planar spans over every channel of `channels`.
+std::vector<std::span<float>> spansOf(std::vector<std::vector<float>>& channels)
+{
+    return {channels.begin(), channels.end()};
+}
+
 AudioData decode(SNDFILE* file, const SF_INFO& info, const std::string& name)
 {
-    if (info.frames <= 0)
-        throw FileError(name + ": empty file (no audio frames)");
-    if (info.channels <= 0)
-        throw FileError(name + ": has no channels");
     AudioData data;
-    data.format.sampleRate = info.samplerate;
-    data.format.channels = info.channels;
-    data.format.sndfileFormat = info.format;
-    data.format.subtypeName = subtypeName(info.format);
+    data.format = readableFormat(file, info, name);
     const auto frames = static_cast<std::size_t>(info.frames);
     const auto ch = static_cast<std::size_t>(info.channels);
     std::vector<float> interleaved(frames * ch);
-    // Integer files are scaled to [-1, 1); float files are read as stored (no clipping).
-    sf_command(file, SFC_SET_NORM_FLOAT, nullptr, SF_TRUE);
     const sf_count_t got = sf_readf_float(file, interleaved.data(), info.frames);
     if (got != info.frames)
         throw FileError(name + ": truncated or unreadable audio data (read " + std::to_string(got) + " of "
                         + std::to_string(info.frames) + " frames)");
     data.channels.assign(ch, std::vector<float>(frames));
-    for (std::size_t f = 0; f < frames; ++f)
-        for (std::size_t c = 0; c < ch; ++c) {
-            const float v = interleaved[f * ch + c];
-            if (!std::isfinite(v))
-                throw FileError(name + ": contains " + (std::isnan(v) ? "NaN" : "Inf") + " samples (first at frame "
-                                + std::to_string(f) + ", channel " + std::to_string(c + 1) + ")");
-            data.channels[c][f] = v;
-        }
+    deinterleaveChecked(interleaved.data(), frames, spansOf(data.channels), name, 0);
     return data;
 }
 
@@ -121,20 +111,9 @@ AudioData readStandardInputAudio()
     return decode(file.get(), info, kStdin);
 }
 
-// Writes every frame; returns libsndfile's error text, empty when all went.
-std::string encode(SNDFILE* file, const std::vector<std::vector<float>>& channels)
+std::vector<std::span<const float>> spansOf(const std::vector<std::vector<float>>& channels)
 {
-    const std::size_t frames = channels[0].size(), ch = channels.size();
-    // Integer formats: clip rather than wrap when the output exceeds full scale.
-    sf_command(file, SFC_SET_CLIPPING, nullptr, SF_TRUE);
-    // No PEAK chunk: it carries the time of writing, so the same render would differ byte for byte.
-    sf_command(file, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
-    std::vector<float> interleaved(frames * ch);
-    for (std::size_t f = 0; f < frames; ++f)
-        for (std::size_t c = 0; c < ch; ++c)
-            interleaved[f * ch + c] = channels[c][f];
-    const sf_count_t put = sf_writef_float(file, interleaved.data(), static_cast<sf_count_t>(frames));
-    return put == static_cast<sf_count_t>(frames) ? std::string() : std::string(sf_strerror(file));
+    return {channels.begin(), channels.end()};
 }
 
 void writeStandardOutputAudio(const AudioFormat& format, const std::vector<std::vector<float>>& channels)
@@ -147,7 +126,9 @@ void writeStandardOutputAudio(const AudioFormat& format, const std::vector<std::
         SndfileHandle file(sf_open_virtual(&io, SFM_WRITE, &info, &memory));
         if (!file)
             throw FileError(name + ": cannot encode the output (" + sf_strerror(nullptr) + ")");
-        if (const std::string why = encode(file.get(), channels); !why.empty())
+        prepareForWriting(file.get());
+        std::vector<float> scratch;
+        if (const std::string why = writeFrames(file.get(), spansOf(channels), scratch); !why.empty())
             throw FileError(name + ": encoding failed (" + why + ")");
     }
     std::size_t done = 0;
@@ -167,13 +148,12 @@ AudioData readAudio(const std::string& path)
 {
     if (path == "-")
         return readStandardInputAudio();
-    requireReadableFile(path);
-
-    SF_INFO info{};
-    SndfileHandle file(sf_open(path.c_str(), SFM_READ, &info));
-    if (!file)
-        throw FileError(path + ": not a WAV or other audio file libsndfile can read (" + sf_strerror(nullptr) + ")");
-    return decode(file.get(), info, path);
+    AudioFileReader reader(path);
+    AudioData data;
+    data.format = reader.format();
+    data.channels.assign(static_cast<std::size_t>(data.format.channels), std::vector<float>(reader.frames()));
+    reader.read(spansOf(data.channels));   // every frame, or it throws
+    return data;
 }
 
 void writeAudioAtomically(const std::string& path, const AudioFormat& format,
@@ -185,23 +165,9 @@ void writeAudioAtomically(const std::string& path, const AudioFormat& format,
         writeStandardOutputAudio(format, channels);
         return;
     }
-    SF_INFO info = infoToWrite(path, format, channels.size());
-    const std::string tmp = path + ".part-" + std::to_string(::getpid());
-    {
-        SndfileHandle file(sf_open(tmp.c_str(), SFM_WRITE, &info));
-        if (!file)
-            throw FileError(path + ": cannot create the output file (" + sf_strerror(nullptr) + ")");
-        if (const std::string why = encode(file.get(), channels); !why.empty()) {
-            file.reset();
-            std::remove(tmp.c_str());
-            throw FileError(path + ": write failed (" + why + ")");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::remove(tmp.c_str());
-        throw FileError(path + ": cannot move the finished file into place: " + why);
-    }
+    AudioFileWriter writer(path, format, static_cast<int>(channels.size()));
+    writer.write(spansOf(channels));
+    writer.commit();
 }
 
 bool sameFile(const std::string& a, const std::string& b)
