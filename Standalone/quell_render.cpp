@@ -201,33 +201,63 @@ struct RenderInput {
     std::vector<float> farEndMean;           // the far end's channels' mean, `frames` long (silent past its end)
 };
 
-RenderInput readInput(const Options& o)
+// Everything that can fail before the work is checked before it: where the results go (checkOutputs,
+// before the inputs are read), and in what (checkInputFormats, once their formats are known).
+void checkOutputs(const Options& o)
 {
     if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
         throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
     if (!o.metrics.empty() && (samePath(o.metrics, o.mic) || samePath(o.metrics, o.ref) || samePath(o.metrics, o.out)))
         throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
-
-    // Everything that can fail before the work is checked before it: where the results go, and in what.
     if (o.out != "-")
         io::requireWritableFolder(o.out);
     if (!o.metrics.empty())
         io::requireWritableFolder(o.metrics);
+}
+
+void checkInputFormats(const Options& o, const io::AudioFormat& mic, const io::AudioFormat& ref)
+{
+    if (mic.channels > kMaxMicChannels)
+        throw io::FileError(o.mic + ": has " + std::to_string(mic.channels) + " channels; the microphone may have 1 or 2");
+    if (ref.channels > kMaxRefChannels)
+        throw io::FileError(o.ref + ": has " + std::to_string(ref.channels) + " channels; the far-end reference may have 1 or 2");
+    if (mic.sampleRate != ref.sampleRate)
+        throw io::FileError(o.ref + ": sample rate " + std::to_string(ref.sampleRate) + " Hz differs from " + o.mic + " ("
+                            + std::to_string(mic.sampleRate) + " Hz); resample one of them first");
+    io::outputFormatFor(o.out, mic);   // an OUT this container cannot hold fails here, not after the work
+}
+
+// The far end's channels' mean into out (out.size() frames): the far end when it is mixed to mono, and
+// the ERLE meter's activity signal.
+void mixFarEnd(const std::vector<std::span<const float>>& channels, std::span<float> out)
+{
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        float sum = 0.0f;
+        for (const auto& ch : channels)
+            sum += ch[i];
+        out[i] = sum / static_cast<float>(channels.size());
+    }
+}
+
+// Frame i's root-mean-square over the channels: what the ERLE meter hears of a many-channel signal.
+template <typename Channels>
+float levelOverChannels(const Channels& channels, std::size_t i)
+{
+    double sum = 0.0;
+    for (const auto& ch : channels)
+        sum += static_cast<double>(ch[i]) * ch[i];
+    return static_cast<float>(std::sqrt(sum / static_cast<double>(std::size(channels))));
+}
+
+RenderInput readInput(const Options& o)
+{
+    checkOutputs(o);
     RenderInput in;
     in.mic = io::readAudio(o.mic);
     in.ref = io::readAudio(o.ref);
     const io::AudioData& mic = in.mic;
     const io::AudioData& ref = in.ref;
-    if (mic.format.channels > kMaxMicChannels)
-        throw io::FileError(o.mic + ": has " + std::to_string(mic.format.channels)
-                            + " channels; the microphone may have 1 or 2");
-    if (ref.format.channels > kMaxRefChannels)
-        throw io::FileError(o.ref + ": has " + std::to_string(ref.format.channels)
-                            + " channels; the far-end reference may have 1 or 2");
-    if (mic.format.sampleRate != ref.format.sampleRate)
-        throw io::FileError(o.ref + ": sample rate " + std::to_string(ref.format.sampleRate) + " Hz differs from "
-                            + o.mic + " (" + std::to_string(mic.format.sampleRate) + " Hz); resample one of them first");
-    io::outputFormatFor(o.out, mic.format);   // an OUT this container cannot hold fails here, not after the work
+    checkInputFormats(o, mic.format, ref.format);
     // The output has the microphone's length: past the far end's end the far end is silent, and a
     // longer far end's extra is not used.
     in.frames = mic.frames();
@@ -240,14 +270,8 @@ RenderInput readInput(const Options& o)
     in.farFrames = std::min(in.frames, ref.frames());
     // A stereo far end is one two-channel echo path (aec/EchoCanceller.h), on the GPU or the CPU.
     in.mono = ref.format.channels == 1 || o.monoFarEnd;
-    // The channels' mean: the far end when it is mixed to mono, and the ERLE meter's activity signal.
     in.farEndMean.assign(in.frames, 0.0f);
-    for (std::size_t i = 0; i < in.farFrames; ++i) {
-        float sum = 0.0f;
-        for (const auto& ch : ref.channels)
-            sum += ch[i];
-        in.farEndMean[i] = sum / static_cast<float>(ref.channels.size());
-    }
+    mixFarEnd({ref.channels.begin(), ref.channels.end()}, std::span<float>(in.farEndMean).first(in.farFrames));
     return in;
 }
 
@@ -255,16 +279,10 @@ RenderInput readInput(const Options& o)
 aec::ErleReport measureErle(const RenderInput& in, const std::vector<std::vector<float>>& out)
 {
     aec::ErleMeter meter(in.mic.format.sampleRate);
-    const std::size_t micCh = in.mic.channels.size();
     std::vector<float> micPow(in.frames), outPow(in.frames);
     for (std::size_t i = 0; i < in.frames; ++i) {
-        double m = 0.0, e = 0.0;
-        for (std::size_t c = 0; c < micCh; ++c) {
-            m += static_cast<double>(in.mic.channels[c][i]) * in.mic.channels[c][i];
-            e += static_cast<double>(out[c][i]) * out[c][i];
-        }
-        micPow[i] = static_cast<float>(std::sqrt(m / static_cast<double>(micCh)));
-        outPow[i] = static_cast<float>(std::sqrt(e / static_cast<double>(micCh)));
+        micPow[i] = levelOverChannels(in.mic.channels, i);
+        outPow[i] = levelOverChannels(out, i);
     }
     meter.add(micPow, outPow, in.farEndMean);
     return meter.report();
@@ -431,15 +449,9 @@ Options jobOptions(const Options& base, const standalone::BatchJob& job)
 class FileRecording final : public engine::CallRecording {
 public:
     explicit FileRecording(const Options& o)
-        : o_(o), mic_(checkedPath(o, o.mic)), ref_(checkedPath(o, o.ref)), meter_(mic_.format().sampleRate)
+        : o_(checked(o)), mic_(o_.mic), ref_(o_.ref), meter_(mic_.format().sampleRate)
     {
-        if (mic_.format().channels > kMaxMicChannels)
-            throw io::FileError(o.mic + ": has " + std::to_string(mic_.format().channels) + " channels; the microphone may have 1 or 2");
-        if (ref_.format().channels > kMaxRefChannels)
-            throw io::FileError(o.ref + ": has " + std::to_string(ref_.format().channels) + " channels; the far-end reference may have 1 or 2");
-        if (mic_.format().sampleRate != ref_.format().sampleRate)
-            throw io::FileError(o.ref + ": sample rate " + std::to_string(ref_.format().sampleRate) + " Hz differs from " + o.mic + " ("
-                                + std::to_string(mic_.format().sampleRate) + " Hz); resample one of them first");
+        checkInputFormats(o, mic_.format(), ref_.format());
         if (ref_.format().channels > 1 && !o.monoFarEnd)
             throw io::UsageError(o.ref + ": a stereo far end; --calls takes one far-end channel (--mono-far-end mixes it)");
         out_.emplace(o.out, io::outputFormatFor(o.out, mic_.format()), mic_.format().channels);
@@ -462,20 +474,12 @@ public:
                 refs.emplace_back(r.data(), farHere);
             if (ref_.read(refs) != farHere)
                 throw io::FileError(o_.ref + ": ended before its length");
-            for (std::size_t i = 0; i < farHere; ++i) {
-                float sum = 0.0f;
-                for (const auto& r : refRead_)
-                    sum += r[i];
-                far[i] = sum / static_cast<float>(refRead_.size());
-            }
+            mixFarEnd({refs.begin(), refs.end()}, far.first(farHere));
         }
         // The ERLE meter's inputs wait for their outputs: the microphone's level over its channels, and
-        // the far end (its channels' mean, as readInput has it).
+        // the far end.
         for (std::size_t i = 0; i < n; ++i) {
-            double m = 0.0;
-            for (const auto& ch : mic)
-                m += static_cast<double>(ch[i]) * ch[i];
-            micLevel_.push_back(static_cast<float>(std::sqrt(m / static_cast<double>(mic.size()))));
+            micLevel_.push_back(levelOverChannels(mic, i));
             farLevel_.push_back(far[i]);
         }
         return n;
@@ -486,12 +490,8 @@ public:
         out_->write(out);
         const std::size_t n = out[0].size();
         outLevel_.resize(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            double e = 0.0;
-            for (const auto& ch : out)
-                e += static_cast<double>(ch[i]) * ch[i];
-            outLevel_[i] = static_cast<float>(std::sqrt(e / static_cast<double>(out.size())));
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            outLevel_[i] = levelOverChannels(out, i);
         meter_.add(std::span<const float>(micLevel_).first(n), outLevel_, std::span<const float>(farLevel_).first(n));
         micLevel_.erase(micLevel_.begin(), micLevel_.begin() + static_cast<std::ptrdiff_t>(n));
         farLevel_.erase(farLevel_.begin(), farLevel_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -516,20 +516,14 @@ public:
     }
 
 private:
-    // readInput's checks of where the results go, before the input file `path` opens.
-    static const std::string& checkedPath(const Options& o, const std::string& path)
+    // readInput's checks of where the results go, before the input files open (o_ is made first).
+    static const Options& checked(const Options& o)
     {
         for (const std::string* p : {&o.mic, &o.ref, &o.out, &o.metrics})
             if (*p == "-")
                 throw io::UsageError("--calls reads and writes files, not standard input or output ('-')");
-        if (samePath(o.out, o.mic) || samePath(o.out, o.ref))
-            throw io::UsageError(o.out + ": the output would overwrite an input file; choose another --out path");
-        if (!o.metrics.empty() && (samePath(o.metrics, o.mic) || samePath(o.metrics, o.ref) || samePath(o.metrics, o.out)))
-            throw io::UsageError(o.metrics + ": the metrics file would overwrite an audio file");
-        io::requireWritableFolder(o.out);
-        if (!o.metrics.empty())
-            io::requireWritableFolder(o.metrics);
-        return path;
+        checkOutputs(o);
+        return o;
     }
 
     Options o_;
