@@ -11,7 +11,7 @@
 
 namespace quell::engine {
 
-void CallResampler::prepare(int hostRate, int cancellerRate, int micChannels, int farEndChannels, std::size_t block, int cancellerLatency)
+void CallResampler::check(int hostRate, int micChannels, int farEndChannels, std::size_t block)
 {
     if (hostRate < aec::kMinSampleRate || hostRate > aec::kMaxSampleRate)
         throw std::invalid_argument("a rate of " + std::to_string(hostRate) + " Hz (the canceller takes " + std::to_string(aec::kMinSampleRate)
@@ -19,6 +19,11 @@ void CallResampler::prepare(int hostRate, int cancellerRate, int micChannels, in
     if (micChannels < 1 || farEndChannels < 1 || farEndChannels > aec::kMaxFarEndChannels || block == 0)
         throw std::invalid_argument("CallResampler: " + std::to_string(micChannels) + " microphone and " + std::to_string(farEndChannels)
                                     + " far-end channels, blocks of " + std::to_string(block));
+}
+
+void CallResampler::prepare(int hostRate, int cancellerRate, int micChannels, int farEndChannels, std::size_t block, int cancellerLatency)
+{
+    check(hostRate, micChannels, farEndChannels, block);
     resampling_ = hostRate != cancellerRate;
     block_ = block;
     const auto mics = static_cast<std::size_t>(micChannels), fars = static_cast<std::size_t>(farEndChannels);

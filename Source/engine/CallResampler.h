@@ -23,6 +23,8 @@ class CallResampler {
 public:
     // Throws std::invalid_argument on a rate outside aec::kMinSampleRate..kMaxSampleRate or bad counts.
     void prepare(int hostRate, int cancellerRate, int micChannels, int farEndChannels, std::size_t block, int cancellerLatency);
+    // prepare()'s checks alone, for a caller that checks before it sets up what it converts for.
+    static void check(int hostRate, int micChannels, int farEndChannels, std::size_t block);
 
     // Host samples in: micChannels spans and farEndChannels spans, all of one length.
     void push(std::span<const std::span<const float>> mic, std::span<const std::span<const float>> far);

@@ -15,9 +15,8 @@ SharedCall::~SharedCall()
 void SharedCall::open(const SharedCallSettings& settings, int hostRate)
 {
     close();
-    CallResampler resampler;
-    // The checks of the rate and channels before an engine is made for them.
-    resampler.prepare(hostRate, settings.engine.sampleRate, 1, settings.engine.farEndChannels, 1, 0);
+    // The rate and channels are checked before an engine is made for them.
+    CallResampler::check(hostRate, 1, settings.engine.farEndChannels, 1);
     member_ = SharedCallEngine::join(settings);
     resampler_.prepare(hostRate, settings.engine.sampleRate, 1, settings.engine.farEndChannels, member_.engine->blockSamples(),
                        member_.engine->latencySamples());

@@ -311,15 +311,6 @@ SharedCallEngine::Timing SharedCallEngine::timing() const
     return {waitTimes_.summary(), batchTimes_.summary(), turnaroundTimes_.summary(), batches_, missed_, behindBlocks_};
 }
 
-void SharedCallEngine::resetTiming()
-{
-    const std::lock_guard lock(mutex_);
-    waitTimes_.reset();
-    batchTimes_.reset();
-    turnaroundTimes_.reset();
-    batches_ = missed_ = behindBlocks_ = 0;
-}
-
 std::string SharedCallEngine::timingText() const
 {
     const Timing t = timing();

@@ -91,7 +91,7 @@ public:
     // Blocks of joined streams that a batch ran without (their call was late).
     std::uint64_t missed() const;
     bool failed() const;
-    // Where a block's time goes, since the engine started or resetTiming(): how long a batch's first block waited
+    // Where a block's time goes, since the engine started: how long a batch's first block waited
     // for the others, the batch itself, and each block from its hand-in to its output (the wait, the
     // batch, and a batch before it that it missed).
     struct Timing {
@@ -100,7 +100,6 @@ public:
         std::uint64_t behind = 0;   // blocks handed in with more queued behind them (their call had fallen behind)
     };
     Timing timing() const;
-    void resetTiming();
     // timing() in a line: "N batches, M blocks missed, B behind; wait ..., batch ..., turnaround ... (median / p99.9 ms)".
     std::string timingText() const;
 

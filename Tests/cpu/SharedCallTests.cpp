@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -143,6 +144,15 @@ TEST_CASE("Shared calls: a late call holds the others back once, by the wait, an
     // back every time, 100 blocks would take 20 s).
     CHECK(busy.engine().missed() == 1);
     CHECK(seconds < 2.0);
+    // The engine's view of the call that ran (MultiStreamCanceller's figures, tested there): its running
+    // ERLE over the last second, which holds the near end's burst too (7.8 dB measured; the echo alone is
+    // more than 15 dB down, the first test), and a filter that was never re-initialised.
+    const std::optional<double> erle = busy.engine().erleDb(busy.stream());
+    INFO("busy call's running ERLE " << erle.value_or(-1.0) << " dB");
+    REQUIRE(erle.has_value());
+    CHECK(*erle > 5.0);
+    CHECK(busy.engine().health(busy.stream()).reinitialisations == 0);
+    CHECK(!busy.engine().erleDb(silent.stream()).has_value());   // it never ran
     // On the CPU a call that missed batches held still: both are still the lone engine's samples.
     std::vector<float> rest(r.far.begin() + static_cast<std::ptrdiff_t>(half), r.far.end());
     rest.resize(r.mic[0].size() - half, 0.0f);
