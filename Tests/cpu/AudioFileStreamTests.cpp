@@ -14,22 +14,12 @@
 #include "io/AudioFileReader.h"
 #include "io/AudioFileWriter.h"
 #include "io/WavFile.h"
+#include "support/TempFolder.h"
 
 namespace fs = std::filesystem;
 using namespace quell;
 
 namespace {
-
-struct Folder {
-    Folder()
-    {
-        std::string tmpl = (fs::temp_directory_path() / "quell-filestream-XXXXXX").string();
-        path = ::mkdtemp(tmpl.data());
-    }
-    ~Folder() { fs::remove_all(path); }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {})); }
-    std::string path;
-};
 
 std::vector<std::vector<float>> stereoNoise(std::size_t frames)
 {
@@ -46,7 +36,7 @@ std::vector<std::vector<float>> stereoNoise(std::size_t frames)
 
 TEST_CASE("AudioFileReader: blocks of any size give readAudio's samples; a bad sample and a bad file are named", "[io]")
 {
-    Folder dir;
+    test::TempFolder dir("quell-filestream");
     const std::string path = dir.path + "/in.wav";
     const io::AudioFormat f{44100, 2, SF_FORMAT_WAV | SF_FORMAT_PCM_24, "PCM_24"};
     io::writeAudioAtomically(path, f, stereoNoise(10007));
@@ -88,7 +78,7 @@ TEST_CASE("AudioFileReader: blocks of any size give readAudio's samples; a bad s
 
 TEST_CASE("AudioFileWriter: blocks written are the file writeAudioAtomically writes, which appears only when committed", "[io]")
 {
-    Folder dir;
+    test::TempFolder dir("quell-filestream");
     const auto channels = stereoNoise(9001);
     const io::AudioFormat f{48000, 2, SF_FORMAT_FLAC | SF_FORMAT_PCM_24, "PCM_24"};
     io::writeAudioAtomically(dir.path + "/whole.flac", f, channels);

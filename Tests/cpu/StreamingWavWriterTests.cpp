@@ -11,22 +11,12 @@
 
 #include "io/StreamingWavWriter.h"
 #include "io/WavFile.h"
+#include "support/TempFolder.h"
 
 namespace fs = std::filesystem;
 using namespace quell;
 
 namespace {
-
-struct Folder {
-    Folder()
-    {
-        std::string tmpl = (fs::temp_directory_path() / "quell-wavwriter-XXXXXX").string();
-        path = ::mkdtemp(tmpl.data());
-    }
-    ~Folder() { fs::remove_all(path); }
-    std::size_t entries() const { return static_cast<std::size_t>(std::distance(fs::directory_iterator(path), {})); }
-    std::string path;
-};
 
 io::AudioFormat floatStereo()
 {
@@ -41,7 +31,7 @@ io::AudioFormat floatStereo()
 
 TEST_CASE("StreamingWavWriter writes every pushed frame, in order, and renames into place on finish", "[io][wav]")
 {
-    Folder dir;
+    test::TempFolder dir("quell-wavwriter");
     const std::string path = dir.path + "/rec.wav";
     const std::size_t frames = 40000;   // 2.5 s: longer than one drain chunk, pushed in odd sizes
     std::vector<float> interleaved(2 * frames);
@@ -73,7 +63,7 @@ TEST_CASE("StreamingWavWriter writes every pushed frame, in order, and renames i
 
 TEST_CASE("StreamingWavWriter: abandoned without finish leaves no file; a full FIFO drops and counts", "[io][wav]")
 {
-    Folder dir;
+    test::TempFolder dir("quell-wavwriter");
     const std::string path = dir.path + "/rec.wav";
     {
         io::StreamingWavWriter writer(path, floatStereo(), 0.01);   // 160 frames of FIFO
