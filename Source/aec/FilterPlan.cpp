@@ -241,6 +241,11 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
         plan.engine = FilterEngine::CpuNlms;
     } else if (kalmanOutright(settings, spec, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
+        if (stereoKalman(settings, spec, tapsAutomatic) && spec.channels == 2) {
+            dsp::ProcessSpec mono = spec;
+            mono.channels = 1;
+            plan.stereoMeanRls = rlsFor(settings, mono, rls.tapsPerChannel);
+        }
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,
                                                                settings.cpuRealtimeBudget);
@@ -259,7 +264,10 @@ std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan)
     switch (plan.engine) {
     case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rls, plan.spec.maximumBlockSize);
     case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rls, plan.cpuThreads);
-    case FilterEngine::CpuKalman: return makeCpuKalmanFilter(plan.kalmanSettings());
+    case FilterEngine::CpuKalman:
+        if (plan.stereoMeanRls)
+            return makeCpuStereoFilter(plan.kalmanSettings(), *plan.stereoMeanRls);
+        return makeCpuKalmanFilter(plan.kalmanSettings());
     case FilterEngine::CpuNlms: return makeCpuNlmsFilter(plan.tapsPerChannel());
     }
     throw std::logic_error("makeLinearFilter: unknown engine");

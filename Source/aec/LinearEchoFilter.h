@@ -86,6 +86,10 @@ std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& setti
 std::vector<int> fastRlsCompanionTaps(int taps);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
+// Two far-end channels on the CPU: the Kalman filter of `kalman` (two channels), and beside it the fast
+// RLS of `mean` (one channel, makeCpuRlsFilter) on the channels' mean, the one with the lower error
+// leading (CpuStereoFilter.cpp says why).
+std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean);
 // float32 NLMS on the CPU, one far-end channel.
 std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
 // float32 RLS on the GPU (throws std::invalid_argument where gpuRlsWhyNot() has a reason).

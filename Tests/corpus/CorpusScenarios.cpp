@@ -57,6 +57,17 @@ Scenario doubleTalk(double rt60, double echoToNearDb, double seconds)
     return s;
 }
 
+// A stereo far end in a 0.3 s room at 30 dB ENR: one signal in both channels, or (speech) two far-end
+// talkers picked up by a spaced pair; with a near-end talker in the second half or not.
+Scenario twoChannels(Excitation excitation, bool oneSignal, bool doubleTalk, double seconds)
+{
+    Scenario s = make(excitation, 0.3, 30, seconds);
+    s.loudspeakers = 2;
+    s.monoInBothChannels = oneSignal;
+    s.doubleTalk = doubleTalk;
+    return s;
+}
+
 // Names say what differs: excitation, RT60 (ms), ENR (dB), then delay, change, double talk, distortion,
 // channels.
 void finish(Scenario& s, std::uint32_t seed)
@@ -115,7 +126,10 @@ void finish(Scenario& s, std::uint32_t seed)
         s.name += "-" + lineTag(s);
         s.description += ", " + lineText(s);
     }
-    if (s.loudspeakers == 2) {
+    if (s.loudspeakers == 2 && s.monoInBothChannels) {
+        s.name += "-dualmono";
+        s.description += ", a stereo far end with one signal in both channels, played by two loudspeakers";
+    } else if (s.loudspeakers == 2) {
         s.name += s.mics == 2 ? "-stereo2mic" : "-stereo";
         s.description += s.mics == 2 ? ", stereo far end, two mics" : ", stereo far end, one mic";
     }
@@ -170,6 +184,8 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             list.push_back(late);
             // Music without highs (a few spectral lines held for seconds, nothing above 5 kHz).
             list.push_back(make(Excitation::Music, 0.3, 30, T));
+            // A stereo far end with one voice in both channels, under a near-end talker.
+            list.push_back(twoChannels(S, true, true, T));
         }
     } else {
         const double T = 12.0;
@@ -273,6 +289,12 @@ std::vector<Scenario> corpusScenarios(bool shortVersion)
             s.doubleTalk = true;
             list.push_back(s);
         }
+        // A stereo far end with one signal in both channels (a mono call on a stereo bus): speech alone,
+        // speech under a near-end talker, pink noise; and a stereo far end of two talkers under one.
+        list.push_back(twoChannels(S, true, false, T));
+        list.push_back(twoChannels(S, true, true, T));
+        list.push_back(twoChannels(P, true, false, T));
+        list.push_back(twoChannels(S, false, true, T));
     }
     // Voices vary across scenarios; the near end is always the other sex from the far end.
     const char* male[] = {"en+m3", "en-us+m1", "en+m5", "en-gb-x-rp+m2"};

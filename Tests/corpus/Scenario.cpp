@@ -230,8 +230,10 @@ RenderedScenario render(const Scenario& sc)
     const std::size_t farStart = static_cast<std::size_t>((sc.lateFarEnd ? 0.5 * sc.seconds : 0.2) * fs);
     if (farEnd) {
         if (sc.excitation == Excitation::Speech) {
-            if (L == 1) {
+            if (L == 1 || sc.monoInBothChannels) {
                 r.ref[0] = speechTracks({sc.farVoice}, farStart, n, sc.sampleRate, rng)[0];
+                if (L == 2)
+                    r.ref[1] = r.ref[0];
             } else {
                 // Stereo far end: two talkers in a far-end room picked up by a spaced pair 0.5 m apart, so
                 // the channels are strongly correlated but not identical, as in a real stereo call.
@@ -260,7 +262,9 @@ RenderedScenario render(const Scenario& sc)
             r.ref[0] = x;
             if (sc.lateFarEnd)
                 std::fill(r.ref[0].begin(), r.ref[0].begin() + static_cast<std::ptrdiff_t>(farStart), 0.0);
-            if (L == 2) {
+            if (L == 2 && sc.monoInBothChannels) {
+                r.ref[1] = r.ref[0];
+            } else if (L == 2) {
                 const std::vector<double> h2 = {0.0, 0.0, 0.0, 0.7, 0.2, -0.1, 0.05};
                 r.ref[1] = convolveCausal(x, h2);
             }

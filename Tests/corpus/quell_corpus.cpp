@@ -135,7 +135,7 @@ nlohmann::ordered_json scenarioJson(const RenderedScenario& r)
     nlohmann::ordered_json farVoices = nullptr;
     if (s.excitation == Excitation::Speech && !s.nearEndOnly) {
         farVoices = nlohmann::ordered_json::array({s.farVoice});
-        if (s.loudspeakers == 2)
+        if (s.loudspeakers == 2 && !s.monoInBothChannels)
             farVoices.push_back(s.farVoice2);
     }
     return {
@@ -169,6 +169,7 @@ nlohmann::ordered_json scenarioJson(const RenderedScenario& r)
         {"echoCoupled", s.echoCoupled},
         {"lateFarEnd", s.lateFarEnd},
         {"loudspeakers", s.loudspeakers},
+        {"monoInBothChannels", s.monoInBothChannels},
         {"mics", s.mics},
         {"farVoices", farVoices},
         {"nearVoice", orNull(s.doubleTalk || s.nearEndOnly || s.lateFarEnd, s.nearVoice)},

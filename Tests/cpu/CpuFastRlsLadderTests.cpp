@@ -8,7 +8,7 @@
 
 #include "aec/LinearEchoFilter.h"
 #include "dsp/FastRls.h"
-#include "support/RealtimeProbe.h"
+#include "support/FilterCallSplit.h"
 #include "support/Signals.h"
 
 using namespace quell;
@@ -159,17 +159,7 @@ TEST_CASE("the three filters' output does not depend on how the signal is split 
     const std::vector<float> eWhole = runLadder(*whole, c);
 
     const auto split = aec::makeCpuRlsFilter(settingsFor(2048));
-    std::vector<float> eSplit(c.d.size());
-    const std::size_t sizes[] = {1, 7, 160, 333, 59, 1000};
-    test::resetRealtimeViolations();
-    {
-        test::RealtimeProbe probe;
-        for (std::size_t at = 0, k = 0; at < c.d.size(); ++k) {
-            const std::size_t n = std::min(sizes[k % std::size(sizes)], c.d.size() - at);
-            split->process(std::span(c.d).subspan(at, n), std::span(c.x).subspan(at, n), std::span(eSplit).subspan(at, n));
-            at += n;
-        }
-    }
+    const std::vector<float> eSplit = test::processInSplitCalls(*split, c.d, c.x, 1);
     CHECK(test::realtimeViolations().allocations == 0);
     CHECK(test::realtimeViolations().locks == 0);
     CHECK(eSplit == eWhole);

@@ -115,6 +115,27 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
     }
+    SECTION("a stereo far end with the filter and length automatic: the Kalman filter with the fast RLS on the channels' mean "
+            "beside it; asked for, the Kalman filter alone")
+    {
+        const dsp::ProcessSpec stereoSpec{.maximumBlockSize = 160, .channels = 2};
+        aec::EchoCancellerSettings s = cpuOffline(0);
+        auto r = aec::planLinearFilter(s, stereoSpec);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        REQUIRE(r.plan.stereoMeanRls);
+        CHECK(r.plan.stereoMeanRls->channels == 1);
+        CHECK(r.plan.stereoMeanRls->tapsPerChannel == 4096);
+        CHECK(r.plan.stereoMeanRls->lambda == Approx(1.0 - 1.0 / 40960.0));   // a mono filter's memory at 4096 taps
+        CHECK_THAT(aec::makeLinearFilter(r.plan)->description(),
+                   Catch::Contains("2 far-end channels x 4096 taps") && Catch::Contains("channels' mean through the CPU float64 fast RLS, 4096 taps"));
+        s.filter = aec::FilterKind::Kalman;
+        r = aec::planLinearFilter(s, stereoSpec);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK_FALSE(r.plan.stereoMeanRls);
+        CHECK(aec::planLinearFilter(cpuOffline(0), kBlock160).plan.stereoMeanRls == std::nullopt);   // mono
+    }
     SECTION("NLMS when asked for, at the length asked or 1024 taps, offline and in real time (no timing)")
     {
         aec::EchoCancellerSettings s = cpuOffline(4096);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A stereo far end on the CPU (makeCpuStereoFilter, Source/aec/CpuStereoFilter.cpp): the two-channel
+// Kalman filter with the fast RLS on the channels' mean beside it, checked against the Kalman filter alone.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "aec/LinearEchoFilter.h"
+#include "support/FilterCallSplit.h"
+#include "support/Signals.h"
+
+using namespace quell;
+
+namespace {
+
+constexpr int kTaps = 1024;
+
+struct StereoEcho {
+    std::vector<float> x;   // two channels interleaved
+    std::vector<float> d;
+};
+
+// Far-end channels x0 and x1 through two paths of 400 taps (each loudspeaker's), with white noise 40 dB
+// under the echo. sameSignal: x1 = x0 (one signal in both channels); else two independent noises.
+StereoEcho makeStereoEcho(std::size_t samples, bool sameSignal, std::uint32_t seed)
+{
+    const auto x0 = test::whiteNoise(samples, seed, 0.1);
+    const auto x1 = sameSignal ? x0 : test::whiteNoise(samples, seed + 1, 0.1);
+    const auto e0 = test::convolve(x0, test::randomSystem(400, seed + 2, 80.0));
+    const auto e1 = test::convolve(x1, test::randomSystem(400, seed + 3, 80.0));
+    std::vector<double> d(samples);
+    double echo = 0.0;
+    for (std::size_t i = 0; i < samples; ++i) {
+        d[i] = e0[i] + e1[i];
+        echo += d[i] * d[i];
+    }
+    const auto noise = test::whiteNoise(samples, seed + 4, std::sqrt(echo / static_cast<double>(samples)) * 0.01);
+    StereoEcho c;
+    c.x.resize(2 * samples);
+    c.d.resize(samples);
+    for (std::size_t i = 0; i < samples; ++i) {
+        c.x[2 * i] = static_cast<float>(x0[i]);
+        c.x[2 * i + 1] = static_cast<float>(x1[i]);
+        c.d[i] = static_cast<float>(d[i] + noise[i]);
+    }
+    return c;
+}
+
+dsp::PbfdkfSettings kalmanSettings()
+{
+    dsp::PbfdkfSettings k;
+    k.taps = kTaps;
+    k.channels = 2;
+    return k;
+}
+
+dsp::RlsSettings meanSettings()
+{
+    dsp::RlsSettings r;
+    r.tapsPerChannel = kTaps;
+    r.lambda = 1.0 - 1.0 / 10240.0;
+    return r;
+}
+
+std::vector<float> run(aec::LinearEchoFilter& f, const StereoEcho& c)
+{
+    std::vector<float> e(c.d.size());
+    f.processInterleaved(c.d, c.x, e);
+    return e;
+}
+
+// The stereo filter and the Kalman filter alone over the same signal.
+struct Compared {
+    std::unique_ptr<aec::LinearEchoFilter> both = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings());
+    std::unique_ptr<aec::LinearEchoFilter> kalman = aec::makeCpuKalmanFilter(kalmanSettings());
+    std::vector<float> eBoth, eKalman;
+    explicit Compared(const StereoEcho& c) : eBoth(run(*both, c)), eKalman(run(*kalman, c)) {}
+};
+
+// Microphone over error energy over [from, to), in dB.
+double reductionDb(const StereoEcho& c, const std::vector<float>& e, std::size_t from, std::size_t to)
+{
+    double mic = 0.0, err = 0.0;
+    for (std::size_t i = from; i < to; ++i) {
+        mic += double(c.d[i]) * c.d[i];
+        err += double(e[i]) * e[i];
+    }
+    return 10.0 * std::log10(mic / err);
+}
+
+} // namespace
+
+TEST_CASE("a stereo far end with one signal in both channels is cancelled as a mono one, by the mean's RLS", "[stereo-filter]")
+{
+    // The echo is one filter of the mean (the sum of the two paths on the mean, doubled), which the RLS
+    // learns within a few filter lengths, at least as fast as from a mono far end; the Kalman filter, which
+    // learns the two paths as if the channels could tell them apart, takes longer.
+    const StereoEcho c = makeStereoEcho(48000, true, 11u);
+    const Compared r(c);
+    const double early = reductionDb(c, r.eBoth, 4000, 12000), earlyAlone = reductionDb(c, r.eKalman, 4000, 12000);
+    const double late = reductionDb(c, r.eBoth, 32000, 48000), lateAlone = reductionDb(c, r.eKalman, 32000, 48000);
+    INFO("echo reduction from 0.25 to 0.75 s: " << early << " dB with the mean's RLS, " << earlyAlone
+                                                << " dB by the Kalman filter alone; over the last second " << late << " and " << lateAlone);
+    CHECK(early > earlyAlone + 5.0);
+    CHECK(late > 38.0);   // the noise is 40 dB under the echo
+    CHECK(late > lateAlone);
+    // The weights the foreground copies are the mean's filter at half the gain on each channel.
+    const std::vector<float> w = r.both->weights();
+    REQUIRE(w.size() == 2 * kTaps);
+    double energy = 0.0;
+    for (std::size_t i = 0; i < kTaps; ++i) {
+        CHECK(w[i] == w[kTaps + i]);
+        energy += double(w[i]) * w[i];
+    }
+    CHECK(energy > 0.0);
+}
+
+TEST_CASE("a stereo far end of two independent signals is left to the Kalman filter", "[stereo-filter]")
+{
+    // The mean cannot explain two independent channels through two paths, so the Kalman filter leads and the
+    // output is as good as its own.
+    const StereoEcho c = makeStereoEcho(64000, false, 12u);
+    const Compared r(c);
+    const double withMean = reductionDb(c, r.eBoth, 48000, 64000), alone = reductionDb(c, r.eKalman, 48000, 64000);
+    INFO("echo reduction over the last second: " << withMean << " dB with the mean's RLS, " << alone << " dB by the Kalman filter alone");
+    CHECK(alone > 25.0);
+    CHECK(std::abs(withMean - alone) < 0.01);
+    const std::vector<float> w = r.both->weights(), wKalman = r.kalman->weights();
+    CHECK(w == wKalman);
+}
+
+TEST_CASE("the stereo filter's output does not depend on how the signal is split into calls, and it does not allocate",
+          "[stereo-filter]")
+{
+    const StereoEcho c = makeStereoEcho(12000, true, 13u);
+    const auto whole = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings());
+    const std::vector<float> eWhole = run(*whole, c);
+
+    const auto split = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings());
+    const std::vector<float> eSplit = test::processInSplitCalls(*split, c.d, c.x, 2);
+    CHECK(test::realtimeViolations().allocations == 0);
+    CHECK(test::realtimeViolations().locks == 0);
+    CHECK(eSplit == eWhole);
+    CHECK(split->weights() == whole->weights());
+}
+
+TEST_CASE("the stereo filter refuses one far-end channel and filters that do not fit", "[stereo-filter]")
+{
+    const auto f = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings());
+    CHECK(f->channels() == 2);
+    CHECK(f->taps() == kTaps);
+    CHECK(f->description().find("beside it the channels' mean through the CPU float64 fast RLS, 1024 taps") != std::string::npos);
+    std::vector<float> d(16), x(16), e(16);
+    CHECK_THROWS_AS(f->process(d, x, e), std::logic_error);
+    CHECK_THROWS_AS(f->processInterleaved(d, x, e), std::invalid_argument);   // one channel's worth of far end
+    dsp::PbfdkfSettings mono = kalmanSettings();
+    mono.channels = 1;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(mono, meanSettings()), std::invalid_argument);
+    dsp::RlsSettings longer = meanSettings();
+    longer.tapsPerChannel = 2 * kTaps;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), longer), std::invalid_argument);
+}
