@@ -194,6 +194,34 @@ double FilterPlan::alignEchoStartFraction() const
     return engine == FilterEngine::CpuKalman ? 0.25 : AlignerSettings{}.echoStartFraction;
 }
 
+namespace {
+
+// The fast RLS on a stereo far end's mean beside its Kalman filter (CpuStereoFilter.cpp says why): offline
+// always; in real time where both fit the budget as chooseRealtimeCpuFilter judges a filter (80 % of it),
+// else the Kalman filter alone, saying so.
+void planStereoMean(const EchoCancellerSettings& settings, FilterPlan& plan)
+{
+    dsp::ProcessSpec mono = plan.spec;
+    mono.channels = 1;
+    const dsp::RlsSettings mean = rlsFor(settings, mono, plan.rls.tapsPerChannel);
+    if (settings.cpuRealtimeBudget <= 0.0) {
+        plan.stereoMeanRls = mean;
+        return;
+    }
+    const int rate = plan.spec.sampleRate;
+    const double load = (measureKalmanSecondsPerSample(plan.kalmanSettings()) + measureRlsSecondsPerSample(mean.tapsPerChannel, 1)) * rate;
+    char why[160];
+    if (load <= 0.8 * settings.cpuRealtimeBudget) {
+        plan.stereoMeanRls = mean;
+        std::snprintf(why, sizeof why, " (%.2f of a core)", load);
+    } else {
+        std::snprintf(why, sizeof why, " (alone: with the fast RLS on the channels' mean it would need %.2f of a core)", load);
+    }
+    plan.choice = why + plan.choice;
+}
+
+} // namespace
+
 FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const dsp::ProcessSpec& spec)
 {
     FilterPlanResult result;
@@ -241,11 +269,8 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
         plan.engine = FilterEngine::CpuNlms;
     } else if (kalmanOutright(settings, spec, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
-        if (stereoKalman(settings, spec, tapsAutomatic) && spec.channels == 2) {
-            dsp::ProcessSpec mono = spec;
-            mono.channels = 1;
-            plan.stereoMeanRls = rlsFor(settings, mono, rls.tapsPerChannel);
-        }
+        if (stereoKalman(settings, spec, tapsAutomatic) && spec.channels == 2)
+            planStereoMean(settings, plan);
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,
                                                                settings.cpuRealtimeBudget);

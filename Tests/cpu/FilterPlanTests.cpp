@@ -135,6 +135,21 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
         CHECK_FALSE(r.plan.stereoMeanRls);
         CHECK(aec::planLinearFilter(cpuOffline(0), kBlock160).plan.stereoMeanRls == std::nullopt);   // mono
+
+        // In real time the mean's RLS runs where both fit 80 % of the budget, and the choice says what it costs.
+        s = cpuOffline(0);
+        s.cpuRealtimeBudget = 0.5;
+        r = aec::planLinearFilter(s, stereoSpec);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.stereoMeanRls);   // about 0.15 of a core here
+        CHECK_THAT(r.plan.choice, Catch::Contains("of a core)"));
+        s.cpuRealtimeBudget = 0.001;
+        r = aec::planLinearFilter(s, stereoSpec);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK_FALSE(r.plan.stereoMeanRls);
+        CHECK_THAT(r.plan.choice, Catch::Contains("alone: with the fast RLS on the channels' mean it would need"));
     }
     SECTION("NLMS when asked for, at the length asked or 1024 taps, offline and in real time (no timing)")
     {
