@@ -14,8 +14,9 @@ namespace {
 // shorter companions) on the channels' mean; whichever has had the lower error over the last 10 ms leads
 // (its error is the output, its weights are the ones copied) until the other's falls under 0.8 of it.
 //
-// Why: a stereo far end is often one voice in both channels: a call's mono audio on a host's stereo bus,
-// a DAW's stereo sidechain fed from a mono track, a track panned anywhere. Its echo is then one filter of
+// Why: a stereo far end is often one voice in both channels: a mono call captured as a stereo loopback
+// (quell-live, a GStreamer pipeline), a mono track on a stereo bus, a voice panned anywhere (the plugin
+// mixes its sidechain to mono itself). Its echo is then one filter of
 // the mean, which the fast RLS learns as it learns any mono far end, while the stereo filter faces a
 // pair of paths the channels never tell apart. Measured (physical corpus, CPU defaults, the far end of
 // four files copied into both channels): speech 26.7 dB steady ERLE with the Kalman filter alone against

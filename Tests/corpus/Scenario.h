@@ -64,8 +64,8 @@ struct Scenario {
     double levelDb = 0.0;
     double distortionDb = 0.0;      // loudspeaker soft clip, signal-to-distortion ratio; 0 = linear
     int loudspeakers = 1;           // 2: stereo far end (a spaced pair recording of a far-end room)
-    // With two loudspeakers: one far-end signal in both channels (a mono call on a stereo bus, a DAW's
-    // stereo sidechain fed from a mono track), played by both.
+    // With two loudspeakers: one far-end signal in both channels (a mono call captured as a stereo
+    // loopback, a mono track on a stereo bus), played by both.
     bool monoInBothChannels = false;
     int mics = 1;
     double micDistance = 0.8;       // loudspeaker (pair centre) to microphone, metres
