@@ -199,6 +199,9 @@ struct RenderInput {
     std::size_t frames = 0, farFrames = 0;   // the output's length (the microphone's), the far end's used part
     bool mono = true;                        // the far end as one channel (farEndMean)
     std::vector<float> farEndMean;           // the far end's channels' mean, `frames` long (silent past its end)
+    // The far end's level over its channels, `frames` long: the ERLE meter's activity signal, what the
+    // loudspeakers play (the mean of a stereo far end whose channels cancel reads as silence while both play).
+    std::vector<float> farLevel;
 };
 
 // Everything that can fail before the work is checked before it: where the results go (checkOutputs,
@@ -227,8 +230,7 @@ void checkInputFormats(const Options& o, const io::AudioFormat& mic, const io::A
     io::outputFormatFor(o.out, mic);   // an OUT this container cannot hold fails here, not after the work
 }
 
-// The far end's channels' mean into out (out.size() frames): the far end when it is mixed to mono, and
-// the ERLE meter's activity signal.
+// The far end's channels' mean into out (out.size() frames): the far end when it is mixed to mono.
 void mixFarEnd(const std::vector<std::span<const float>>& channels, std::span<float> out)
 {
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -272,6 +274,9 @@ RenderInput readInput(const Options& o)
     in.mono = ref.format.channels == 1 || o.monoFarEnd;
     in.farEndMean.assign(in.frames, 0.0f);
     mixFarEnd({ref.channels.begin(), ref.channels.end()}, std::span<float>(in.farEndMean).first(in.farFrames));
+    in.farLevel.assign(in.frames, 0.0f);
+    for (std::size_t i = 0; i < in.farFrames; ++i)
+        in.farLevel[i] = levelOverChannels(ref.channels, i);
     return in;
 }
 
@@ -284,7 +289,7 @@ aec::ErleReport measureErle(const RenderInput& in, const std::vector<std::vector
         micPow[i] = levelOverChannels(in.mic.channels, i);
         outPow[i] = levelOverChannels(out, i);
     }
-    meter.add(micPow, outPow, in.farEndMean);
+    meter.add(micPow, outPow, in.farLevel);
     return meter.report();
 }
 
