@@ -53,7 +53,7 @@ TEST_CASE("A stereo far end is cancelled as one two-channel echo path, which the
     const StereoScene scene = stereoScene();
     aec::EchoCancellerSettings s;
     s.taps = 128;
-    s.backend = aec::Backend::Auto;   // the GPU RLS takes one channel: the CPU runs it, and says so
+    s.backend = aec::Backend::Auto;   // the GPU's block RLS where there is one (it takes two channels), else the CPU's
     s.cpuThreads = 1;
     s.suppressor.enabled = false;     // the linear filter alone: the figures are its own
     double erle[2] = {};
@@ -62,7 +62,6 @@ TEST_CASE("A stereo far end is cancelled as one two-channel echo path, which the
         aec.prepare(s, {.maximumBlockSize = 200, .channels = channels});
         std::vector<float> out(scene.mic.size());
         if (channels == 2) {
-            CHECK_FALSE(aec.onGpu());
             CHECK(aec.backendDescription().find("2 far-end channels") != std::string::npos);
             const std::span<const float> refs[2] = {scene.left, scene.right};
             aec.process(scene.mic, std::span<const std::span<const float>>(refs), out);
