@@ -91,19 +91,16 @@ double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
 CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,
                                         double budget)
 {
-    // The timed runs have the caches to themselves; in the audio pipeline the other stages share them
-    // and the scheduler adds its jitter: a filter is taken only if it fits 80 % of the budget.
-    constexpr double headroom = 0.8;
     CpuFilterChoice choice;
     char why[200];
     const double rlsLoad = measureRlsSecondsPerSample(rls.tapsPerChannel, rls.channels) * sampleRate;
-    if (rlsLoad <= headroom * budget) {
+    if (rlsLoad <= kRealtimeHeadroom * budget) {
         std::snprintf(why, sizeof why, " (%.2f of a core)", rlsLoad);
         choice.why = why;
         return choice;
     }
     const double kalmanLoad = measureKalmanSecondsPerSample(kalman) * sampleRate;
-    const bool kalmanFits = kalmanLoad <= headroom * budget;
+    const bool kalmanFits = kalmanLoad <= kRealtimeHeadroom * budget;
     if (kalmanFits || kalman.channels > 1) {   // (NLMS here is one channel's)
         choice.engine = FilterEngine::CpuKalman;
         std::snprintf(why, sizeof why,

@@ -22,6 +22,10 @@ struct CpuFilterChoice {
     std::string why;   // shown after the filter's description, e.g. " (0.12 of a core)"
 };
 
+// The timed runs have the caches to themselves; in the audio pipeline the other stages share them and
+// the scheduler adds its jitter: a filter is taken in real time only if it fits this much of the budget.
+inline constexpr double kRealtimeHeadroom = 0.8;
+
 // budget: the fraction of one core the filter may use at `sampleRate` (e.g. 0.5). `kalman` describes the
 // same filter length and channels as `rls` (taps per channel there).
 CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,

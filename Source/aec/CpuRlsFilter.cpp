@@ -5,6 +5,7 @@
 
 #include "aec/CpuFilterAdapter.h"
 #include "aec/EchoCancellerSettings.h"
+#include "aec/SegmentLeader.h"
 #include "dsp/FastRls.h"
 
 namespace quell::aec {
@@ -40,60 +41,46 @@ public:
 };
 
 // One far-end channel at 2048 taps or more: the fast RLS of that length with shorter ones beside it
-// (fastRlsCompanionTaps), all on the same samples, and whichever has had the lowest error over the last
-// 10 ms leads (its error is the output, its weights are the ones copied) until another's falls under 0.8
-// of the leader's. Why: least squares over n samples leaves the noise's error in the weights in
+// (fastRlsCompanionTaps), all on the same samples, the one with the lowest error leading
+// (SegmentLeader). Why: least squares over n samples leaves the noise's error in the weights in
 // proportion to taps / n, so a 4096-tap filter needs four times the samples of a 1024-tap one to fit a
 // path to the same depth; until then a shorter filter cancels more, and once the longer one has learnt
 // the room's tail it leads. The same holds after the path changes or double talk has disturbed the
-// weights: the shortest filter recovers first. The lead changes only every kSegment samples counted
-// from the start, so the output does not depend on how the signal is split into calls.
+// weights: the shortest filter recovers first.
 class CpuFastRlsLadder final : public LinearEchoFilter {
 public:
-    static constexpr std::size_t kSegment = 160;   // 10 ms at 16 kHz
-    static constexpr double kTakeOverBelow = 0.8;
-
-    explicit CpuFastRlsLadder(const dsp::RlsSettings& settings)
+    explicit CpuFastRlsLadder(const dsp::RlsSettings& settings) : lead_(1 + fastRlsCompanionTaps(settings.tapsPerChannel).size())
     {
         filters_.push_back(std::make_unique<CpuFastRlsFilter>(settings));
         for (const int taps : fastRlsCompanionTaps(settings.tapsPerChannel)) {
             filters_.push_back(std::make_unique<CpuFastRlsFilter>(companionSettings(settings, taps)));
-            companionErrors_.emplace_back(kSegment);
+            companionErrors_.emplace_back(SegmentLeader::kSegment);
         }
-        segmentEnergy_.assign(filters_.size(), 0.0);
     }
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
         for (std::size_t at = 0; at < mic.size();) {
-            const std::size_t n = std::min(mic.size() - at, kSegment - inSegment_);
+            const std::size_t n = std::min(mic.size() - at, lead_.samplesToSegmentEnd());
             const auto d = mic.subspan(at, n), x = ref.subspan(at, n);
             // The companions first: out may alias mic, and the longest filter writes out.
             for (std::size_t k = 1; k < filters_.size(); ++k)
                 filters_[k]->process(d, x, std::span(companionErrors_[k - 1].data(), n));
             const std::span<float> e = out.subspan(at, n);
             filters_[0]->process(d, x, e);
-            for (std::size_t k = 0; k < filters_.size(); ++k) {
-                const float* ek = k == 0 ? e.data() : companionErrors_[k - 1].data();
-                double sum = 0.0;
-                for (std::size_t i = 0; i < n; ++i)
-                    sum += double(ek[i]) * ek[i];
-                segmentEnergy_[k] += sum;
-            }
-            if (leader_ != 0)
-                std::copy_n(companionErrors_[leader_ - 1].data(), n, e.begin());
+            lead_.add(0, e);
+            for (std::size_t k = 1; k < filters_.size(); ++k)
+                lead_.add(k, {companionErrors_[k - 1].data(), n});
+            if (lead_.leader() != 0)
+                std::copy_n(companionErrors_[lead_.leader() - 1].data(), n, e.begin());
+            lead_.advance(n);
             at += n;
-            inSegment_ += n;
-            if (inSegment_ == kSegment)
-                endSegment();
         }
     }
     void reset() override
     {
         for (auto& f : filters_)
             f->reset();
-        std::fill(segmentEnergy_.begin(), segmentEnergy_.end(), 0.0);
-        leader_ = 0;
-        inSegment_ = 0;
+        lead_.reset();
     }
     int taps() const override { return filters_[0]->taps(); }
     int channels() const override { return 1; }
@@ -103,7 +90,7 @@ public:
         copyWeights(w);
         return w;
     }
-    void copyWeights(std::span<float> out) const override { filters_[leader_]->copyWeights(out); }
+    void copyWeights(std::span<float> out) const override { filters_[lead_.leader()]->copyWeights(out); }
     void restartCovariance() override
     {
         for (auto& f : filters_)
@@ -145,22 +132,10 @@ private:
         s.lambda = automaticLambda(taps);   // the automatic memory at its own length
         return s;
     }
-    void endSegment()
-    {
-        std::size_t best = leader_;
-        for (std::size_t k = 0; k < filters_.size(); ++k)
-            if (segmentEnergy_[k] < segmentEnergy_[best])
-                best = k;
-        if (best != leader_ && segmentEnergy_[best] < kTakeOverBelow * segmentEnergy_[leader_])
-            leader_ = best;
-        std::fill(segmentEnergy_.begin(), segmentEnergy_.end(), 0.0);
-        inSegment_ = 0;
-    }
 
     std::vector<std::unique_ptr<CpuFastRlsFilter>> filters_;   // [0]: the length asked for; then shorter
     std::vector<std::vector<float>> companionErrors_;          // one segment of each shorter filter's error
-    std::vector<double> segmentEnergy_;
-    std::size_t leader_ = 0, inSegment_ = 0;
+    SegmentLeader lead_;
 };
 
 } // namespace

@@ -6,19 +6,20 @@
 #include <vector>
 
 #include "aec/LinearEchoFilter.h"
+#include "aec/SegmentLeader.h"
 
 namespace quell::aec {
 namespace {
 
 // A stereo far end on the CPU: the two-channel Kalman filter, and beside it the mono fast RLS (with its
-// shorter companions) on the channels' mean; whichever has had the lower error over the last 10 ms leads
-// (its error is the output, its weights are the ones copied) until the other's falls under 0.8 of it.
+// shorter companions) on the channels' mean; the one with the lower error leads (SegmentLeader: its error
+// is the output, its weights are the ones copied).
 //
 // Why: a stereo far end is often one voice in both channels: a mono call captured as a stereo loopback
 // (quell-live, a GStreamer pipeline), a mono track on a stereo bus, a voice panned anywhere (the plugin
-// mixes its sidechain to mono itself). Its echo is then one filter of
-// the mean, which the fast RLS learns as it learns any mono far end, while the stereo filter faces a
-// pair of paths the channels never tell apart. Measured (physical corpus, CPU defaults, the far end of
+// mixes its sidechain to mono itself). Its echo is then one filter of the mean, which the fast RLS
+// learns as it learns any mono far end, while the stereo filter faces a pair of paths the channels never
+// tell apart. Measured (physical corpus, CPU defaults, the far end of
 // four files copied into both channels): speech 26.7 dB steady ERLE with the Kalman filter alone against
 // 29.3 for the same file as mono, pink noise 30.1 against 39.8, music 16.5 against 31.0. Where the
 // channels differ (two far-end talkers picked up by a spaced pair) the Kalman filter leads, and the mean's
@@ -26,16 +27,15 @@ namespace {
 // half the gain, so the foreground and the weights' readers see a stereo filter either way.
 class CpuStereoFilter final : public LinearEchoFilter {
 public:
-    static constexpr std::size_t kSegment = 160;   // 10 ms at 16 kHz
-    static constexpr double kTakeOverBelow = 0.8;
+    static constexpr std::size_t kKalman = 0, kMean = 1;   // SegmentLeader's filters
 
     CpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean)
         : kalman_(makeCpuKalmanFilter(kalman)), mean_(makeCpuRlsFilter(mean))
     {
         if (kalman.channels != 2 || mean.channels != 1 || mean.tapsPerChannel > kalman.taps)
             throw std::invalid_argument("CpuStereoFilter: two far-end channels, and the mean's filter no longer than theirs");
-        meanRef_.assign(kSegment, 0.0f);
-        meanError_.assign(kSegment, 0.0f);
+        meanRef_.assign(SegmentLeader::kSegment, 0.0f);
+        meanError_.assign(SegmentLeader::kSegment, 0.0f);
     }
     void process(std::span<const float>, std::span<const float>, std::span<float>) override
     {
@@ -46,7 +46,7 @@ public:
         if (ref.size() != 2 * mic.size() || out.size() < mic.size())
             throw std::invalid_argument("CpuStereoFilter::processInterleaved: ref must hold two channels of mic's length");
         for (std::size_t at = 0; at < mic.size();) {
-            const std::size_t n = std::min(mic.size() - at, kSegment - inSegment_);
+            const std::size_t n = std::min(mic.size() - at, lead_.samplesToSegmentEnd());
             const auto d = mic.subspan(at, n);
             for (std::size_t i = 0; i < n; ++i)
                 meanRef_[i] = 0.5f * (ref[2 * (at + i)] + ref[2 * (at + i) + 1]);
@@ -54,34 +54,19 @@ public:
             mean_->process(d, {meanRef_.data(), n}, {meanError_.data(), n});
             const std::span<float> e = out.subspan(at, n);
             kalman_->processInterleaved(d, ref.subspan(2 * at, 2 * n), e);
-            double kalmanEnergy = 0.0, meanEnergy = 0.0;
-            for (std::size_t i = 0; i < n; ++i) {
-                kalmanEnergy += double(e[i]) * e[i];
-                meanEnergy += double(meanError_[i]) * meanError_[i];
-            }
-            segmentEnergy_[0] += kalmanEnergy;
-            segmentEnergy_[1] += meanEnergy;
-            if (leader_ == 1)
+            lead_.add(kKalman, e);
+            lead_.add(kMean, {meanError_.data(), n});
+            if (lead_.leader() == kMean)
                 std::copy_n(meanError_.data(), n, e.begin());
+            lead_.advance(n);
             at += n;
-            inSegment_ += n;
-            if (inSegment_ == kSegment) {
-                // The lead changes only at segment ends counted from the start, so the output does not
-                // depend on how the signal is split into calls.
-                const std::size_t other = 1 - leader_;
-                if (segmentEnergy_[other] < kTakeOverBelow * segmentEnergy_[leader_])
-                    leader_ = other;
-                segmentEnergy_[0] = segmentEnergy_[1] = 0.0;
-                inSegment_ = 0;
-            }
         }
     }
     void reset() override
     {
         kalman_->reset();
         mean_->reset();
-        segmentEnergy_[0] = segmentEnergy_[1] = 0.0;
-        leader_ = inSegment_ = 0;
+        lead_.reset();
     }
     int taps() const override { return kalman_->taps(); }
     int channels() const override { return 2; }
@@ -93,7 +78,7 @@ public:
     }
     void copyWeights(std::span<float> out) const override
     {
-        if (leader_ == 0) {
+        if (lead_.leader() == kKalman) {
             kalman_->copyWeights(out);
             return;
         }
@@ -132,8 +117,7 @@ public:
 private:
     std::unique_ptr<LinearEchoFilter> kalman_, mean_;
     std::vector<float> meanRef_, meanError_;   // one segment of the channels' mean and its filter's error
-    double segmentEnergy_[2] = {0.0, 0.0};     // this segment's error energy: the Kalman filter's, the mean's
-    std::size_t leader_ = 0, inSegment_ = 0;
+    SegmentLeader lead_{2};
 };
 
 } // namespace

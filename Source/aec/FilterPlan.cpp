@@ -197,8 +197,8 @@ double FilterPlan::alignEchoStartFraction() const
 namespace {
 
 // The fast RLS on a stereo far end's mean beside its Kalman filter (CpuStereoFilter.cpp says why): offline
-// always; in real time where both fit the budget as chooseRealtimeCpuFilter judges a filter (80 % of it),
-// else the Kalman filter alone, saying so.
+// always; in real time where both fit the budget as chooseRealtimeCpuFilter judges a filter
+// (kRealtimeHeadroom of it), else the Kalman filter alone, saying so.
 void planStereoMean(const EchoCancellerSettings& settings, FilterPlan& plan)
 {
     dsp::ProcessSpec mono = plan.spec;
@@ -211,7 +211,7 @@ void planStereoMean(const EchoCancellerSettings& settings, FilterPlan& plan)
     const int rate = plan.spec.sampleRate;
     const double load = (measureKalmanSecondsPerSample(plan.kalmanSettings()) + measureRlsSecondsPerSample(mean.tapsPerChannel, 1)) * rate;
     char why[160];
-    if (load <= 0.8 * settings.cpuRealtimeBudget) {
+    if (load <= kRealtimeHeadroom * settings.cpuRealtimeBudget) {
         plan.stereoMeanRls = mean;
         std::snprintf(why, sizeof why, " (%.2f of a core)", load);
     } else {
