@@ -4,6 +4,7 @@
 // share (processing, weights without allocating, adaptation on/off) is written here once; each filter
 // says only its length, restart and description (CpuRlsFilter.cpp, CpuKalmanFilter.cpp, CpuNlmsFilter.cpp).
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "aec/LinearEchoFilter.h"
@@ -15,7 +16,10 @@ class CpuFilterAdapter : public LinearEchoFilter {
 public:
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
-        filter_.process(mic, ref, out);
+        if constexpr (requires { filter_.process(mic, ref, out); })
+            filter_.process(mic, ref, out);
+        else
+            throw std::logic_error("this filter takes two far-end channels (processInterleaved)");
     }
     void processInterleaved(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {

@@ -9,6 +9,7 @@
 
 #include "aec/LinearEchoFilter.h"
 #include "dsp/FastRls.h"
+#include "dsp/StereoFastRls.h"
 #include "dsp/Pbfdkf.h"
 #include "dsp/Rls.h"
 
@@ -60,6 +61,17 @@ double measureRlsSecondsPerSample(int taps, int channels)
             seconds += fastestSeconds(3, [&] { fast.process(d, x, e); });
         }
         return seconds / static_cast<double>(n);
+    }
+    if (channels == 2) {
+        // The two-channel fast RLS (makeCpuRlsFilter), O(N) per sample as the mono one.
+        const std::size_t n = 320;
+        const std::vector<float> x = noise(2 * n, 1), d = noise(n, 2);
+        std::vector<float> e(n);
+        s.tapsPerChannel = taps;
+        s.channels = 2;
+        dsp::StereoFastRls fast;
+        fast.prepare(s);
+        return fastestSeconds(3, [&] { fast.processInterleaved(d, x, e); }) / static_cast<double>(n);
     }
     s.tapsPerChannel = taps * channels;   // (one channel of the whole length: the cost is the same)
     dsp::Rls<float> rls;

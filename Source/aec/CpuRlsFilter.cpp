@@ -7,11 +7,12 @@
 #include "aec/EchoCancellerSettings.h"
 #include "aec/SegmentLeader.h"
 #include "dsp/FastRls.h"
+#include "dsp/StereoFastRls.h"
 
 namespace quell::aec {
 namespace {
 
-// Several far-end channels: the float32 RLS with its covariance (their regressor does not shift as one).
+// More than two far-end channels: the float32 RLS with its covariance.
 class CpuRlsFilter final : public CpuFilterAdapter<dsp::Rls<float>> {
 public:
     CpuRlsFilter(const dsp::RlsSettings& settings, int threads)
@@ -38,6 +39,19 @@ public:
     int channels() const override { return 1; }
     void restartCovariance() override { filter_.restartCovariance(); }
     std::string description() const override { return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps"; }
+};
+
+// Two far-end channels: the same least squares at O(N) per sample (dsp::StereoFastRls).
+class CpuStereoFastRlsFilter final : public CpuFilterAdapter<dsp::StereoFastRls> {
+public:
+    explicit CpuStereoFastRlsFilter(const dsp::RlsSettings& settings) { filter_.prepare(settings); }
+    int taps() const override { return filter_.taps(); }
+    int channels() const override { return 2; }
+    void restartCovariance() override { filter_.restartCovariance(); }
+    std::string description() const override
+    {
+        return "CPU float64 fast RLS, 2 far-end channels x " + std::to_string(taps()) + " taps";
+    }
 };
 
 // One far-end channel at 2048 taps or more: the fast RLS of that length with shorter ones beside it
@@ -153,6 +167,8 @@ std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& setti
         return std::make_unique<CpuFastRlsLadder>(settings);
     if (settings.channels == 1 && settings.tapsPerChannel >= 2)
         return std::make_unique<CpuFastRlsFilter>(settings);
+    if (settings.channels == 2 && settings.tapsPerChannel >= 2)
+        return std::make_unique<CpuStereoFastRlsFilter>(settings);
     return std::make_unique<CpuRlsFilter>(settings, threads);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,31 +12,50 @@
 namespace quell::aec {
 namespace {
 
-// A stereo far end on the CPU: the two-channel Kalman filter, and beside it the mono fast RLS (with its
-// shorter companions) on the channels' mean; the one with the lower error leads (SegmentLeader: its error
-// is the output, its weights are the ones copied).
+// A stereo far end on the CPU: up to three filters on the same samples, the one with the lowest error
+// leading (SegmentLeader: its error is the output, its weights are the ones copied):
+//  - the two-channel fast RLS (dsp::StereoFastRls, 2 x 4096 taps), where the plan gives it;
+//  - the two-channel Kalman filter;
+//  - the mono fast RLS (with its shorter companions) on the channels' mean.
 //
-// Why: a stereo far end is often one voice in both channels: a mono call captured as a stereo loopback
-// (quell-live, a GStreamer pipeline), a mono track on a stereo bus, a voice panned anywhere (the plugin
-// mixes its sidechain to mono itself). Its echo is then one filter of the mean, which the fast RLS
-// learns as it learns any mono far end, while the stereo filter faces a pair of paths the channels never
-// tell apart. Measured (physical corpus, CPU defaults, the far end of
-// four files copied into both channels): speech 26.7 dB steady ERLE with the Kalman filter alone against
-// 29.3 for the same file as mono, pink noise 30.1 against 39.8, music 16.5 against 31.0. Where the
-// channels differ (two far-end talkers picked up by a spaced pair) the Kalman filter leads, and the mean's
-// filter takes the segments it explains better. The mean's weights are the same filter on each channel at
-// half the gain, so the foreground and the weights' readers see a stereo filter either way.
+// Why the two-channel fast RLS: where the channels differ (two far-end talkers picked up by a spaced
+// pair) exact least squares over the whole 256 ms learns the pair of paths far better than the Kalman
+// filter. Physical corpus, CPU, --suppression 0, linear steady ERLE (Kalman filter and mean's RLS /
+// with the two-channel fast RLS beside them): speech 16.3 / 26.2 dB, two mics 15.3 / 26.0, pink noise
+// 35.0 / 40.8, speech under a near-end talker 12.0 / 22.4. With the suppressor, that double talk keeps
+// the near end at 27.9 dB after the fit instead of 14.2 (Tests/eval/results/2026-11-29/cpu-stereo-ftf).
+// It costs about 0.2 of a core here at 2 x 4096 taps; the whole filter about 0.33.
+//
+// Why the mean's filter: a stereo far end is often one voice in both channels: a mono call captured as a
+// stereo loopback (quell-live, a GStreamer pipeline), a mono track on a stereo bus, a voice panned
+// anywhere (the plugin mixes its sidechain to mono itself). Its echo is then one filter of the mean,
+// which the fast RLS learns as it learns any mono far end, while a stereo filter faces a pair of paths
+// the channels never tell apart. Measured (physical corpus, CPU defaults, the far end of four files
+// copied into both channels): speech 26.7 dB steady ERLE with the Kalman filter alone against 29.3 for
+// the same file as mono, pink noise 30.1 against 39.8, music 16.5 against 31.0. The mean's weights are
+// the same filter on each channel at half the gain, so the foreground and the weights' readers see a
+// stereo filter either way.
+//
+// Why the Kalman filter beside them: it takes the segments where it is ahead (speech under a near-end
+// talker, steady ERLE 21.4 dB without it, 22.5 with it) for a few hundredths of a core, and it is the
+// filter that runs where the budget has no room for the fast RLS filters.
 class CpuStereoFilter final : public LinearEchoFilter {
 public:
-    static constexpr std::size_t kKalman = 0, kMean = 1;   // SegmentLeader's filters
-
-    CpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean)
-        : kalman_(makeCpuKalmanFilter(kalman)), mean_(makeCpuRlsFilter(mean))
+    CpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean, const std::optional<dsp::RlsSettings>& stereo)
+        : lead_(stereo ? 3 : 2)
     {
-        if (kalman.channels != 2 || mean.channels != 1 || mean.tapsPerChannel > kalman.taps)
-            throw std::invalid_argument("CpuStereoFilter: two far-end channels, and the mean's filter no longer than theirs");
+        if (kalman.channels != 2 || mean.channels != 1 || mean.tapsPerChannel > kalman.taps
+            || (stereo && (stereo->channels != 2 || stereo->tapsPerChannel != kalman.taps)))
+            throw std::invalid_argument("CpuStereoFilter: two far-end channels, the mean's filter no longer than theirs, the "
+                                        "stereo RLS as long as the Kalman filter");
+        // Filter 0 writes the output: the stereo RLS where it runs, else the Kalman filter.
+        if (stereo)
+            filters_.push_back(makeCpuRlsFilter(*stereo));
+        filters_.push_back(makeCpuKalmanFilter(kalman));
+        filters_.push_back(makeCpuRlsFilter(mean));
         meanRef_.assign(SegmentLeader::kSegment, 0.0f);
-        meanError_.assign(SegmentLeader::kSegment, 0.0f);
+        for (std::size_t k = 1; k < filters_.size(); ++k)
+            errors_.emplace_back(SegmentLeader::kSegment, 0.0f);
     }
     void process(std::span<const float>, std::span<const float>, std::span<float>) override
     {
@@ -45,30 +65,39 @@ public:
     {
         if (ref.size() != 2 * mic.size() || out.size() < mic.size())
             throw std::invalid_argument("CpuStereoFilter::processInterleaved: ref must hold two channels of mic's length");
+        const std::size_t mean = filters_.size() - 1;
         for (std::size_t at = 0; at < mic.size();) {
             const std::size_t n = std::min(mic.size() - at, lead_.samplesToSegmentEnd());
             const auto d = mic.subspan(at, n);
+            const auto x = ref.subspan(2 * at, 2 * n);
             for (std::size_t i = 0; i < n; ++i)
-                meanRef_[i] = 0.5f * (ref[2 * (at + i)] + ref[2 * (at + i) + 1]);
-            // The mean's filter first: out may alias mic, and the Kalman filter writes out.
-            mean_->process(d, {meanRef_.data(), n}, {meanError_.data(), n});
+                meanRef_[i] = 0.5f * (x[2 * i] + x[2 * i + 1]);
+            // Filter 0 last: out may alias mic.
+            for (std::size_t k = 1; k < filters_.size(); ++k) {
+                const std::span<float> e(errors_[k - 1].data(), n);
+                if (k == mean)
+                    filters_[k]->process(d, {meanRef_.data(), n}, e);
+                else
+                    filters_[k]->processInterleaved(d, x, e);
+            }
             const std::span<float> e = out.subspan(at, n);
-            kalman_->processInterleaved(d, ref.subspan(2 * at, 2 * n), e);
-            lead_.add(kKalman, e);
-            lead_.add(kMean, {meanError_.data(), n});
-            if (lead_.leader() == kMean)
-                std::copy_n(meanError_.data(), n, e.begin());
+            filters_[0]->processInterleaved(d, x, e);
+            lead_.add(0, e);
+            for (std::size_t k = 1; k < filters_.size(); ++k)
+                lead_.add(k, {errors_[k - 1].data(), n});
+            if (lead_.leader() != 0)
+                std::copy_n(errors_[lead_.leader() - 1].data(), n, e.begin());
             lead_.advance(n);
             at += n;
         }
     }
     void reset() override
     {
-        kalman_->reset();
-        mean_->reset();
+        for (auto& f : filters_)
+            f->reset();
         lead_.reset();
     }
-    int taps() const override { return kalman_->taps(); }
+    int taps() const override { return filters_[0]->taps(); }
     int channels() const override { return 2; }
     std::vector<float> weights() const override
     {
@@ -78,13 +107,13 @@ public:
     }
     void copyWeights(std::span<float> out) const override
     {
-        if (lead_.leader() == kKalman) {
-            kalman_->copyWeights(out);
+        if (lead_.leader() + 1 < filters_.size()) {
+            filters_[lead_.leader()]->copyWeights(out);
             return;
         }
         // echo = w * (x0 + x1) / 2: w / 2 on each channel (channel-major, as the stereo filters' weights).
         const std::size_t half = out.size() / 2;
-        mean_->copyWeights(out.first(half));
+        filters_.back()->copyWeights(out.first(half));
         for (std::size_t i = 0; i < half; ++i)
             out[half + i] = out[i] = 0.5f * out[i];
         if (out.size() > 2 * half)
@@ -92,39 +121,54 @@ public:
     }
     void restartCovariance() override
     {
-        kalman_->restartCovariance();
-        mean_->restartCovariance();
+        for (auto& f : filters_)
+            f->restartCovariance();
     }
-    // The mean's RLS takes the level match's delta; the Kalman filter has no prior to match.
-    bool setRestartDelta(double delta) override { return mean_->setRestartDelta(delta); }
+    // The RLS filters take the level match's delta; the Kalman filter has no prior to match.
+    bool setRestartDelta(double delta) override
+    {
+        bool taken = false;
+        for (auto& f : filters_)
+            taken = f->setRestartDelta(delta) || taken;
+        return taken;
+    }
     void setAdaptation(bool on) override
     {
-        kalman_->setAdaptation(on);
-        mean_->setAdaptation(on);
+        for (auto& f : filters_)
+            f->setAdaptation(on);
     }
     dsp::RlsHealth health() const override
     {
-        dsp::RlsHealth h = kalman_->health();
-        h.reinitialisations += mean_->health().reinitialisations;
+        dsp::RlsHealth h = filters_[0]->health();
+        for (std::size_t k = 1; k < filters_.size(); ++k)
+            h.reinitialisations += filters_[k]->health().reinitialisations;
         return h;
     }
     std::string description() const override
     {
-        return kalman_->description() + ", beside it the channels' mean through the " + mean_->description();
+        std::string d = filters_[0]->description();
+        if (filters_.size() == 3)
+            d += ", beside it the " + filters_[1]->description() + " and";
+        else
+            d += ", beside it";
+        return d + " the channels' mean through the " + filters_.back()->description();
     }
     bool onGpu() const override { return false; }
 
 private:
-    std::unique_ptr<LinearEchoFilter> kalman_, mean_;
-    std::vector<float> meanRef_, meanError_;   // one segment of the channels' mean and its filter's error
-    SegmentLeader lead_{2};
+    // [0] writes the output; the last runs on the channels' mean.
+    std::vector<std::unique_ptr<LinearEchoFilter>> filters_;
+    std::vector<float> meanRef_;                // one segment of the channels' mean
+    std::vector<std::vector<float>> errors_;    // one segment of each other filter's error
+    SegmentLeader lead_;
 };
 
 } // namespace
 
-std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean)
+std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean,
+                                                      const std::optional<dsp::RlsSettings>& stereo)
 {
-    return std::make_unique<CpuStereoFilter>(kalman, mean);
+    return std::make_unique<CpuStereoFilter>(kalman, mean, stereo);
 }
 
 } // namespace quell::aec

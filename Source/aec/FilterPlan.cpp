@@ -44,15 +44,17 @@ constexpr double kKalmanPriorDecayDbPerSecond = 200.0;
 // Its process noise shrinks over this much adapted time after a (re)start (Pbfdkf.h, transitionGrowthBlocks).
 constexpr double kKalmanMemoryGrowthSeconds = 2.0;
 
-// A stereo far end with the filter and its length left to the canceller: the Kalman filter at 256 ms on
-// the CPU, on a machine with a GPU too (not where the GPU is asked for). Float32 RLS learns two strongly
-// correlated channels' paths badly at room lengths. Physical corpus, speech in a 0.3 s room, steady ERLE
-// with one mic / two mics / pink noise: GPU RLS at its automatic 2 x 2048 taps 25.0 / 22.0 (one covariance
-// re-initialisation) / 30.2 dB, at 2 x 4096 16.5 / 15.7 / 36.9 and ten times slower than real time; CPU
-// RLS at 2 x 1024 20.2 / 17.3 / 19.9; the Kalman filter at 2 x 4096 29.1 / 26.5 / 31.5, at a few per cent
-// of a core (the best peer, on the downmix: WebRTC 0.3 27.8 / 27.6, SpeexDSP with its suppressor on the
-// noise 32.3).
-bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
+// A stereo far end with the filter and its length left to the canceller: the CPU's stereo filter at 256
+// ms (makeCpuStereoFilter: the two-channel fast RLS, the Kalman filter and the fast RLS on the channels'
+// mean side by side), on a machine with a GPU too (not where the GPU is asked for). Float32 RLS learns two
+// strongly correlated channels' paths badly at room lengths. Physical corpus, speech in a 0.3 s room,
+// steady ERLE with one mic / two mics / pink noise: GPU RLS at its automatic 2 x 2048 taps 25.0 / 22.0
+// (one covariance re-initialisation) / 30.2 dB, at 2 x 4096 16.5 / 15.7 / 36.9 and ten times slower than
+// real time; CPU float32 RLS at 2 x 1024 20.2 / 17.3 / 19.9; the Kalman filter at 2 x 4096 29.1 / 26.5 /
+// 31.5, at a few per cent of a core (the best peer, on the downmix: WebRTC 0.3 27.8 / 27.6, SpeexDSP with
+// its suppressor on the noise 32.3). The float64 two-channel fast RLS (dsp::StereoFastRls) at 2 x 4096:
+// CpuStereoFilter.cpp has its figures.
+bool stereoAutomatic(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
     return s.filter == FilterKind::Auto && tapsAutomatic && spec.channels > 1 && s.backend != Backend::Gpu;
 }
@@ -72,7 +74,7 @@ bool stereoKalman(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
 // 1.3 / 0.4 dB).
 bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
-    return s.filter == FilterKind::Kalman || stereoKalman(s, spec, tapsAutomatic);
+    return s.filter == FilterKind::Kalman || stereoAutomatic(s, spec, tapsAutomatic);
 }
 
 // The CPU's RLS at an automatic length: 256 ms where it is the fast RLS (one far-end channel).
@@ -100,7 +102,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
     const int rate = spec.sampleRate;
     auto tapsFor = [&](double seconds) { return std::max(4, static_cast<int>(std::lround(seconds * rate / 4.0)) * 4); };
     bool gpuRuns = false;   // a GPU RLS runs here, if too slow for the longer tails (then 1024 taps on it)
-    if (s.backend != Backend::Cpu && !cpuOnly(s.filter) && !stereoKalman(s, spec, true)) {
+    if (s.backend != Backend::Cpu && !cpuOnly(s.filter) && !stereoAutomatic(s, spec, true)) {
         for (const double seconds : {0.256, 0.128}) {
             const int taps = tapsFor(seconds);
             // 0 where the GPU cannot run these settings (measureGpuRlsSamplesPerSecond asks gpuRlsWhyNot).
@@ -118,7 +120,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
     // The CPU's Kalman filter and its fast RLS afford the GPU's longest tail in real time; its RLS for
     // several far-end channels does not.
     if (!gpuRuns && (kalmanOutright(s, spec, true) || cpuRlsLong(s, spec))) {
-        note = stereoKalman(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
+        note = stereoAutomatic(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
         return tapsFor(0.256);
     }
     note = " (automatic)";
@@ -196,26 +198,39 @@ double FilterPlan::alignEchoStartFraction() const
 
 namespace {
 
-// The fast RLS on a stereo far end's mean beside its Kalman filter (CpuStereoFilter.cpp says why): offline
-// always; in real time where both fit the budget as chooseRealtimeCpuFilter judges a filter
-// (kRealtimeHeadroom of it), else the Kalman filter alone, saying so.
-void planStereoMean(const EchoCancellerSettings& settings, FilterPlan& plan)
+// A stereo far end's automatic filter on the CPU (CpuStereoFilter.cpp says why each part runs): the
+// two-channel fast RLS of plan.rls leading, the Kalman filter and the fast RLS on the channels' mean beside
+// it. Offline always; in real time where they fit the budget as chooseRealtimeCpuFilter judges a filter
+// (kRealtimeHeadroom of it), else the Kalman filter with the mean's RLS, else the Kalman filter alone,
+// saying which and why.
+void planStereoFilter(const EchoCancellerSettings& settings, FilterPlan& plan)
 {
     dsp::ProcessSpec mono = plan.spec;
     mono.channels = 1;
     const dsp::RlsSettings mean = rlsFor(settings, mono, plan.rls.tapsPerChannel);
     if (settings.cpuRealtimeBudget <= 0.0) {
+        plan.engine = FilterEngine::CpuRls;
         plan.stereoMeanRls = mean;
         return;
     }
     const int rate = plan.spec.sampleRate;
-    const double load = (measureKalmanSecondsPerSample(plan.kalmanSettings()) + measureRlsSecondsPerSample(mean.tapsPerChannel, 1)) * rate;
-    char why[160];
-    if (load <= kRealtimeHeadroom * settings.cpuRealtimeBudget) {
+    const double kalman = measureKalmanSecondsPerSample(plan.kalmanSettings()) * rate;
+    const double withMean = kalman + measureRlsSecondsPerSample(mean.tapsPerChannel, 1) * rate;
+    const double all = withMean + measureRlsSecondsPerSample(plan.rls.tapsPerChannel, 2) * rate;
+    const double budget = kRealtimeHeadroom * settings.cpuRealtimeBudget;
+    char why[200];
+    plan.engine = FilterEngine::CpuKalman;
+    if (all <= budget) {
+        plan.engine = FilterEngine::CpuRls;
         plan.stereoMeanRls = mean;
-        std::snprintf(why, sizeof why, " (%.2f of a core)", load);
+        std::snprintf(why, sizeof why, " (%.2f of a core)", all);
+    } else if (withMean <= budget) {
+        plan.stereoMeanRls = mean;
+        std::snprintf(why, sizeof why, " (the Kalman filter and the mean's RLS, %.2f of a core: with the two-channel fast RLS %.2f)",
+                      withMean, all);
     } else {
-        std::snprintf(why, sizeof why, " (alone: with the fast RLS on the channels' mean it would need %.2f of a core)", load);
+        std::snprintf(why, sizeof why, " (the Kalman filter alone: with the fast RLS on the channels' mean it would need %.2f of a core)",
+                      withMean);
     }
     plan.choice = why + plan.choice;
 }
@@ -255,7 +270,7 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
         return refuse(FilterPlanResult::Refusal::BadSettings, e.what());
     }
 
-    if (settings.backend != Backend::Cpu && !cpuOnly(settings.filter) && !stereoKalman(settings, spec, tapsAutomatic)) {
+    if (settings.backend != Backend::Cpu && !cpuOnly(settings.filter) && !stereoAutomatic(settings, spec, tapsAutomatic)) {
         std::string whyNot = gpuRlsWhyNot(rls, spec.maximumBlockSize);
         if (whyNot.empty()) {
             plan.engine = FilterEngine::GpuRls;
@@ -267,10 +282,10 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
     }
     if (settings.filter == FilterKind::Nlms) {
         plan.engine = FilterEngine::CpuNlms;
+    } else if (stereoAutomatic(settings, spec, tapsAutomatic) && spec.channels == 2) {
+        planStereoFilter(settings, plan);
     } else if (kalmanOutright(settings, spec, tapsAutomatic)) {
         plan.engine = FilterEngine::CpuKalman;
-        if (stereoKalman(settings, spec, tapsAutomatic) && spec.channels == 2)
-            planStereoMean(settings, plan);
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,
                                                                settings.cpuRealtimeBudget);
@@ -288,7 +303,10 @@ std::unique_ptr<LinearEchoFilter> makeLinearFilter(const FilterPlan& plan)
 {
     switch (plan.engine) {
     case FilterEngine::GpuRls: return makeGpuRlsFilter(plan.rls, plan.spec.maximumBlockSize);
-    case FilterEngine::CpuRls: return makeCpuRlsFilter(plan.rls, plan.cpuThreads);
+    case FilterEngine::CpuRls:
+        if (plan.stereoMeanRls)
+            return makeCpuStereoFilter(plan.kalmanSettings(), *plan.stereoMeanRls, plan.rls);
+        return makeCpuRlsFilter(plan.rls, plan.cpuThreads);
     case FilterEngine::CpuKalman:
         if (plan.stereoMeanRls)
             return makeCpuStereoFilter(plan.kalmanSettings(), *plan.stereoMeanRls);

@@ -40,8 +40,9 @@ struct FilterPlan {
     dsp::RlsSettings rls{};
     int cpuThreads = 0;         // the CPU RLS's worker threads (0: automatic)
     int kalmanBlockSize = 0;    // the Kalman filter's block (0: automatic), from the settings
-    // CpuKalman for a stereo far end with the filter left to the canceller: the fast RLS on the channels'
-    // mean that runs beside the Kalman filter (makeCpuStereoFilter); none otherwise.
+    // A stereo far end with the filter left to the canceller (makeCpuStereoFilter): the fast RLS on the
+    // channels' mean that runs beside the Kalman filter; with CpuRls, the two-channel fast RLS of `rls`
+    // leads them. None otherwise.
     std::optional<dsp::RlsSettings> stereoMeanRls;
     dsp::ProcessSpec spec{};    // the canceller's (the Kalman filter's prior decays per second; the GPU's buffers)
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"

@@ -3,6 +3,7 @@
 // The adaptive linear filter at the heart of the echo canceller, behind one small interface so the
 // CPU RLS (Source/dsp) and the GPU RLS (Kernels/rls) are interchangeable at run time.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,8 +77,8 @@ public:
 };
 
 // The filters, as a FilterPlan (FilterPlan.h) describes them; the plan has checked the settings.
-// RLS on the CPU: one far-end channel as dsp::FastRls (float64, O(N) per sample), several as float32
-// dsp::Rls. threads: as dsp::Rls::setWorkerThreads (0 = automatic; the fast RLS runs on the caller's).
+// RLS on the CPU: one far-end channel as dsp::FastRls, two as dsp::StereoFastRls (float64, O(N) per
+// sample), more as float32 dsp::Rls. threads: as dsp::Rls::setWorkerThreads (0 = automatic; the fast RLS runs on the caller's).
 // One far-end channel from 2048 taps on: fast RLS filters of the length asked for and of
 // fastRlsCompanionTaps() beside it, the one with the lowest error leading (CpuRlsFilter.cpp says why).
 std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& settings, int threads = 0);
@@ -86,10 +87,11 @@ std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& setti
 std::vector<int> fastRlsCompanionTaps(int taps);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
-// Two far-end channels on the CPU: the Kalman filter of `kalman` (two channels), and beside it the fast
-// RLS of `mean` (one channel, makeCpuRlsFilter) on the channels' mean, the one with the lower error
-// leading (CpuStereoFilter.cpp says why).
-std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean);
+// Two far-end channels on the CPU: the two-channel fast RLS of `stereo` where given, the Kalman filter of
+// `kalman` (two channels) and the fast RLS of `mean` (one channel, makeCpuRlsFilter) on the channels'
+// mean, side by side, the one with the lowest error leading (CpuStereoFilter.cpp says why).
+std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean,
+                                                      const std::optional<dsp::RlsSettings>& stereo = std::nullopt);
 // float32 NLMS on the CPU, one far-end channel.
 std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
 // float32 RLS on the GPU (throws std::invalid_argument where gpuRlsWhyNot() has a reason).

@@ -2,6 +2,7 @@
 #include "dsp/FastRls.h"
 
 #include "dsp/FastRlsKernels.h"
+#include "dsp/FtfPauseRule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +15,6 @@ namespace {
 // The conversion factor 1 / (1 + u^T P u / lambda) never exceeds 1 in exact arithmetic; rounding takes it
 // up to 4e-4 over at one tap (measured; 1 then), a broken recursion far more.
 constexpr double kConversionSlack = 1e-3;
-// (What the weights have learnt from is counted up to here: a minute at 16 kHz.)
-constexpr long kAdaptedRunCap = 960000;
 } // namespace
 
 void FastRls::prepare(const RlsSettings& settings)
@@ -56,7 +55,7 @@ void FastRls::reset()
     std::fill(weightsOut_.begin(), weightsOut_.end(), 0.0f);
     pos_ = 0;
     windowEnergy_ = 0.0;
-    pausedRun_ = 0;
+    pauses_.reset();
     health_ = {};
     stepPending_ = false;
     restartPredictors();
@@ -77,7 +76,7 @@ void FastRls::restartPredictors()
     forwardEnergy_ = epsilon_;
     backwardEnergy_ = epsilon_ * std::pow(lambda_, -double(taps_));
     conversion_ = 1.0;
-    adaptedRun_ = 0;
+    pauses_.predictorsStarted();
     sinceStart_ = 0;
 }
 
@@ -127,16 +126,11 @@ double FastRls::processSample(double d, double x)
     // at a time, took 3 s to 39 dB of reduction, against 1 s to 83 dB for dsp::Rls, whose P stands still
     // in a pause. So a pause longer than what the weights have learnt from restarts the predictors when
     // adaptation resumes.
-    const bool adapt = adapting_ && windowEnergy_ >= silenceEnergy_;
-    if (!adapt) {
-        ++pausedRun_;
-    } else if (pausedRun_ > 0) {
-        if (pausedRun_ > adaptedRun_)
-            restartPredictors();
-        pausedRun_ = 0;
-    }
-    ditherState_ = ditherState_ * 1664525u + 1013904223u;
-    const double dither = predictorDither * (double(ditherState_ >> 8) * (2.0 / double(1u << 24)) - 1.0);
+    bool restart = false;
+    const bool adapt = pauses_.adapts(adapting_, windowEnergy_ >= silenceEnergy_, restart);
+    if (restart)
+        restartPredictors();
+    const double dither = detail::ftfDither(ditherState_, predictorDither);
     predictorFarEnd_[pos_] = predictorFarEnd_[pos_ + R] = x + dither;
     const double* v = &predictorFarEnd_[pos_];   // the predictors' view of the same
 
@@ -199,7 +193,7 @@ double FastRls::processSample(double d, double x)
         ++health_.pausedSamples;
         return e;
     }
-    adaptedRun_ = std::min(adaptedRun_ + 1, kAdaptedRunCap);
+    pauses_.adapted();
     pendingStep_ = learnt * conversion_;
     stepPending_ = true;
     return e;

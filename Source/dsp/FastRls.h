@@ -53,6 +53,7 @@
 #include <span>
 #include <vector>
 
+#include "dsp/FtfPauseRule.h"
 #include "dsp/RlsSettings.h"
 
 namespace quell::dsp {
@@ -109,7 +110,7 @@ private:
     double forwardEnergy_ = 0.0, backwardEnergy_ = 0.0, conversion_ = 1.0;
     unsigned ditherState_ = 1;
     bool adapting_ = true;
-    long pausedRun_ = 0, adaptedRun_ = 0;      // samples paused in a row; adapted since the predictors' start
+    detail::FtfPauseRule pauses_;
     std::size_t sinceStart_ = 0;               // samples since the predictors' start, up to N
     std::vector<float> weightsOut_;
     RlsHealth health_{};

@@ -115,20 +115,24 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
     }
-    SECTION("a stereo far end with the filter and length automatic: the Kalman filter with the fast RLS on the channels' mean "
-            "beside it; asked for, the Kalman filter alone")
+    SECTION("a stereo far end with the filter and length automatic: the two-channel fast RLS with the Kalman filter and the "
+            "fast RLS on the channels' mean beside it; asked for, the Kalman filter alone")
     {
         const dsp::ProcessSpec stereoSpec{.maximumBlockSize = 160, .channels = 2};
         aec::EchoCancellerSettings s = cpuOffline(0);
         auto r = aec::planLinearFilter(s, stereoSpec);
         REQUIRE(r.ok());
-        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.engine == FilterEngine::CpuRls);
+        CHECK(r.plan.channels() == 2);
+        CHECK(r.plan.rls.lambda == Approx(1.0 - 1.0 / 81920.0));   // 10 x the whole length, 2 x 4096 taps
         REQUIRE(r.plan.stereoMeanRls);
         CHECK(r.plan.stereoMeanRls->channels == 1);
         CHECK(r.plan.stereoMeanRls->tapsPerChannel == 4096);
         CHECK(r.plan.stereoMeanRls->lambda == Approx(1.0 - 1.0 / 40960.0));   // a mono filter's memory at 4096 taps
         CHECK_THAT(aec::makeLinearFilter(r.plan)->description(),
-                   Catch::Contains("2 far-end channels x 4096 taps") && Catch::Contains("channels' mean through the CPU float64 fast RLS, 4096 taps"));
+                   Catch::StartsWith("CPU float64 fast RLS, 2 far-end channels x 4096 taps")
+                       && Catch::Contains("Kalman filter, 2 far-end channels x 4096 taps")
+                       && Catch::Contains("channels' mean through the CPU float64 fast RLS, 4096 taps"));
         s.filter = aec::FilterKind::Kalman;
         r = aec::planLinearFilter(s, stereoSpec);
         REQUIRE(r.ok());
@@ -136,20 +140,32 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         CHECK_FALSE(r.plan.stereoMeanRls);
         CHECK(aec::planLinearFilter(cpuOffline(0), kBlock160).plan.stereoMeanRls == std::nullopt);   // mono
 
-        // In real time the mean's RLS runs where both fit 80 % of the budget, and the choice says what it costs.
+        // In real time all three run where they fit 80 % of the budget; else the Kalman filter with the
+        // mean's RLS where those fit; else the Kalman filter alone. The choice says which and what it costs.
         s = cpuOffline(0);
-        s.cpuRealtimeBudget = 0.5;
+        s.cpuRealtimeBudget = 4.0;
+        r = aec::planLinearFilter(s, stereoSpec);
+        REQUIRE(r.ok());
+        CHECK(r.plan.engine == FilterEngine::CpuRls);   // about 0.33 of a core here
+        CHECK(r.plan.stereoMeanRls);
+        CHECK_THAT(r.plan.choice, Catch::StartsWith(" (0.") && Catch::Contains("of a core)"));
+        // A budget between the two loads (0.13 and 0.33 of a core here), by a factor 1.6 from each.
+        const double kalmanAndMean = (aec::measureKalmanSecondsPerSample(r.plan.kalmanSettings())
+                                      + aec::measureRlsSecondsPerSample(4096, 1)) * 16000.0;
+        const double all = kalmanAndMean + aec::measureRlsSecondsPerSample(4096, 2) * 16000.0;
+        s.cpuRealtimeBudget = std::sqrt(kalmanAndMean * all) / aec::kRealtimeHeadroom;
         r = aec::planLinearFilter(s, stereoSpec);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
-        CHECK(r.plan.stereoMeanRls);   // about 0.15 of a core here
-        CHECK_THAT(r.plan.choice, Catch::Contains("of a core)"));
+        CHECK(r.plan.stereoMeanRls);
+        CHECK_THAT(r.plan.choice, Catch::Contains("the Kalman filter and the mean's RLS"));
+        CHECK_THAT(aec::makeLinearFilter(r.plan)->description(), Catch::StartsWith("CPU float32 frequency-domain Kalman filter"));
         s.cpuRealtimeBudget = 0.001;
         r = aec::planLinearFilter(s, stereoSpec);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
         CHECK_FALSE(r.plan.stereoMeanRls);
-        CHECK_THAT(r.plan.choice, Catch::Contains("alone: with the fast RLS on the channels' mean it would need"));
+        CHECK_THAT(r.plan.choice, Catch::Contains("the Kalman filter alone: with the fast RLS on the channels' mean it would need"));
     }
     SECTION("NLMS when asked for, at the length asked or 1024 taps, offline and in real time (no timing)")
     {
@@ -250,7 +266,7 @@ TEST_CASE("the filter plan's fallbacks: Auto takes the CPU with the reason, GPU 
     }
 }
 
-TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalman filter at 256 ms", "[aec][plan][stereo]")
+TEST_CASE("the filter plan runs a stereo far end's automatic filter on the CPU at 256 ms", "[aec][plan][stereo]")
 {
     const dsp::ProcessSpec stereo{.maximumBlockSize = 160, .channels = 2};
     for (const aec::Backend backend : {aec::Backend::Auto, aec::Backend::Cpu}) {
@@ -259,7 +275,8 @@ TEST_CASE("the filter plan runs a stereo far end's automatic filter as the Kalma
         s.backend = backend;   // filter and length automatic
         const auto r = aec::planLinearFilter(s, stereo);
         REQUIRE(r.ok());
-        CHECK(r.plan.engine == FilterEngine::CpuKalman);
+        CHECK(r.plan.engine == FilterEngine::CpuRls);   // the two-channel fast RLS leading (CpuStereoFilter.cpp)
+        CHECK(r.plan.stereoMeanRls);
         CHECK(r.plan.tapsPerChannel() == 4096);
         CHECK(r.plan.channels() == 2);
         CHECK(r.plan.choice == " (automatic: 256 ms for a stereo far end)");
