@@ -105,7 +105,7 @@ void QuellEditor::timerCallback()
                  << juce::String(st.latencyMs, 1) << " ms" << (st.safetyBlocks > 0 ? ", " + juce::String(st.safetyBlocks) + " safety" : juce::String())
                  << ")    " << juce::String(s.sampleRate / 1000.0, 1) << " kHz, block "
                  << s.maxBlock << ", mic " << (s.micChannels == 2 ? "stereo" : "mono") << ", far end "
-                 << (s.farEndChannels == 0 ? "off" : s.farEndChannels == 2 ? "stereo (mixed to mono)" : "mono")
+                 << (s.farEndChannels == 0 ? "off" : s.farEndChannels == 2 ? "stereo" : "mono")
                  << (s.offline ? ", offline render" : "");
         if (st.processing.count > 0)
             counters << "    Block time p99: " << juce::String(juce::roundToInt(st.processing.p99Us)) << " us";
@@ -115,8 +115,11 @@ void QuellEditor::timerCallback()
     } else if (!s.backendNote.empty()) {
         backend_.setText(juce::String(s.backendNote), juce::dontSendNotification);
     }
-    if (s.cancellerRate > 0 && processor_.echoPath(weights_))
+    if (s.cancellerRate > 0 && processor_.echoPath(weights_)) {
+        if (s.farEndChannels == 2)
+            weights_.resize(weights_.size() / 2);   // the left loudspeaker's path (the weights hold both, channel after channel)
         plot_.setWeights(weights_, s.cancellerRate);
+    }
 }
 
 void QuellEditor::paint(juce::Graphics& g)

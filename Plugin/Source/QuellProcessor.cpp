@@ -54,8 +54,8 @@ bool QuellProcessor::isBusesLayoutSupported(const BusesLayout& layouts) const
     const auto in = layouts.getMainInputChannelSet();
     if (!monoOrStereo(in) || layouts.getMainOutputChannelSet() != in)
         return false;
-    // Sidechain: mono or stereo far end (stereo is mixed to mono), or switched off (nothing to cancel:
-    // the microphone passes through, delayed by the latency).
+    // Sidechain: mono or stereo far end (a stereo one is cancelled as two channels), or switched off
+    // (nothing to cancel: the microphone passes through, delayed by the latency).
     if (layouts.inputBuses.size() > 1) {
         const auto side = layouts.getChannelSet(true, 1);
         if (!side.isDisabled() && !monoOrStereo(side))
@@ -101,6 +101,7 @@ void QuellProcessor::prepareEngine(double sampleRate, int maxBlock, bool offline
     spec.maxHostBlock = maxBlock_;
     spec.safetyBlocks = wantedSafetyBlocksLocked();
     spec.micChannels = micChannels_;
+    spec.farEndChannels = farEndChannels_ == 2 ? 2 : 1;
     spec.aec = toSettings(choice, offline);
     spec.offline = offline;
     backendNote_.clear();
@@ -228,12 +229,19 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
 
     for (int offset = 0; offset < n;) {
         const int len = std::min(maxBlock_, n - offset);
-        // Far end: the sidechain, stereo mixed to mono (the echo path from two loudspeakers to one
-        // microphone is then learnt as one path: exact when both play the same, close when they differ).
+        // Far end: the sidechain. A stereo one goes to the canceller as two channels (each
+        // loudspeaker's path learnt as its own: CpuStereoFilter.cpp; mixed to mono, the two paths were
+        // learnt as one, exact only when both play the same). A channel the host does not give is silent;
+        // a stereo sidechain to an engine prepared for one channel (a layout changed without a new
+        // prepare) is mixed to mono.
+        const float* refs[2] = {farEnd_.data(), farEnd_.data()};
         if (sideChannels == 0) {
             std::fill_n(farEnd_.data(), len, 0.0f);
         } else if (sideChannels == 1) {
             std::copy_n(buffer.getReadPointer(sideOffset, offset), len, farEnd_.data());
+        } else if (farEndChannels_ == 2) {
+            refs[0] = buffer.getReadPointer(sideOffset, offset);
+            refs[1] = buffer.getReadPointer(sideOffset + 1, offset);
         } else {
             const float* l = buffer.getReadPointer(sideOffset, offset);
             const float* r = buffer.getReadPointer(sideOffset + 1, offset);
@@ -245,7 +253,7 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
         for (int c = 0; c < channels; ++c)
             mic[c] = buffer.getReadPointer(c, offset);
         if (ready) {
-            engine_.process(mic, farEnd_.data(), wet, len);
+            engine_.process(mic, refs, wet, len);
         } else {
             for (int c = 0; c < channels; ++c)
                 std::fill_n(wet[c], len, 0.0f);

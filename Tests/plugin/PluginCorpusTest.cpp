@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB]
+// quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB] [--min-near-snr DB]
 //
 // The built VST3, loaded through JUCE's plugin hosting on this machine (no GPU in CI), on a quell-corpus
 // scenario brought to the host's rate, with every parameter at its default: issue 14's "steady ERLE at
@@ -7,13 +7,17 @@
 // plugin then picks its filter with no deadline); in real time, blocks come at the pace of the audio
 // clock (the plugin's worker has its deadlines, and its real-time CPU filter).
 //
+// A stereo scenario (two far-end channels) goes to the sidechain as stereo, with a mono microphone.
+//
 // The figures are quell-eval's (Tests/eval/EchoMetrics): ERLE is the echo over output - near - noise,
 // with the near end and the noise passed through the plugin's own front end (resamplers, high-pass:
 // the plugin frozen from the start with no suppression and no comfort noise, which is the front end
-// alone), all aligned by the reported latency. Exit 0 when both modes reach --min-erle.
+// alone), all aligned by the reported latency. Exit 0 when both modes reach --min-erle, and --min-near-snr
+// (the near-end SNR after the fit, for a scenario with double talk) where given.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,8 +60,8 @@ struct Run {
 
 // mic and far end through the plugin from a fresh prepare, in `block`-sample blocks; real time paces the
 // blocks by the audio clock.
-Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, const std::vector<float>& farEnd, double rate,
-           int block, bool realTime)
+Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, const std::vector<std::vector<float>>& farEnd,
+           double rate, int block, bool realTime)
 {
     plugin.releaseResources();
     plugin.setNonRealtime(!realTime);
@@ -82,9 +86,12 @@ Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, con
     done = 0;
     Run r;
     r.latency = plugin.getLatencySamples();
-    std::vector<float> m(mic), x(farEnd);
+    std::vector<float> m(mic);
     m.resize(mic.size() + static_cast<std::size_t>(r.latency), 0.0f);
-    x.resize(m.size(), 0.0f);
+    std::vector<std::vector<float>> x(farEnd);
+    for (auto& channel : x)
+        channel.resize(m.size(), 0.0f);
+    const std::vector<float>* right = x.size() > 1 ? &x[1] : nullptr;
     std::vector<float> out;
     if (realTime) {
         // A host's audio thread runs at real-time priority, above the plugin's worker (60): so does
@@ -92,11 +99,11 @@ Run render(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, con
         // busy machine, and a late block is the plugin's, not the test's.
         std::thread audio([&] {
             quell::engine::raiseCurrentThreadPriority(hostAudioPriority);
-            out = quell::test::run(plugin, m, x, paced, buffer);
+            out = quell::test::run(plugin, m, x[0], paced, buffer, nullptr, nullptr, right);
         });
         audio.join();
     } else {
-        out = quell::test::run(plugin, m, x, paced, buffer);
+        out = quell::test::run(plugin, m, x[0], paced, buffer, nullptr, nullptr, right);
     }
     r.out.assign(out.begin() + r.latency, out.end());
     return r;
@@ -109,6 +116,7 @@ int main(int argc, char** argv)
     juce::ScopedJuceInitialiser_GUI juce;
     std::string vst3Path, scenarioDir;
     double rate = 48000.0, minErle = 30.0;
+    std::optional<double> minNearSnr;
     int block = 512;
     bool usable = argc % 2 == 1;   // the program and pairs of option and value
     try {
@@ -124,6 +132,8 @@ int main(int argc, char** argv)
                 block = quell::io::parseInt("--block", value, 1, 8192);
             else if (key == "--min-erle")
                 minErle = quell::io::parseDouble("--min-erle", value, -100.0, 200.0);
+            else if (key == "--min-near-snr")
+                minNearSnr = quell::io::parseDouble("--min-near-snr", value, -100.0, 200.0);
             else
                 usable = false;
         }
@@ -132,15 +142,19 @@ int main(int argc, char** argv)
         return 2;
     }
     if (!usable || vst3Path.empty() || scenarioDir.empty()) {
-        std::fprintf(stderr, "usage: quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB]\n");
+        std::fprintf(stderr, "usage: quell-plugin-corpus-test --vst3 Quell.vst3 --scenario DIR [--rate HZ] [--block N] [--min-erle DB] "
+                             "[--min-near-snr DB]\n");
         return 2;
     }
     try {
         quell::eval::CorpusScenario s = quell::eval::loadScenario(scenarioDir);
         const int hostRate = static_cast<int>(rate);
-        for (auto* component : {&s.mic, &s.near, &s.echo, &s.noise, &s.ref[0]})
+        if (s.ref.size() > 2)
+            throw std::runtime_error("the plugin's sidechain takes one or two far-end channels");
+        for (auto* component : {&s.mic, &s.near, &s.echo, &s.noise})
             *component = resample(*component, s.sampleRate, hostRate);
-        s.ref.resize(1);   // the plugin's mono sidechain
+        for (auto& channel : s.ref)
+            channel = resample(channel, s.sampleRate, hostRate);
         s.sampleRate = hostRate;
 
         juce::AudioPluginFormatManager manager;
@@ -154,21 +168,29 @@ int main(int argc, char** argv)
         auto plugin = manager.createPluginInstance(*types[0], rate, block, error);
         if (!plugin)
             throw std::runtime_error("cannot instantiate the VST3: " + error.toStdString());
+        if (s.ref.size() == 2) {
+            juce::AudioProcessor::BusesLayout layout;
+            layout.inputBuses = {juce::AudioChannelSet::mono(), juce::AudioChannelSet::stereo()};
+            layout.outputBuses = {juce::AudioChannelSet::mono()};
+            if (!plugin->setBusesLayout(layout))
+                throw std::runtime_error("the VST3 refuses a stereo sidechain");
+        }
 
         // The front end alone: frozen from the start, no suppression, no comfort noise.
         setParameter(*plugin, "Adaptation", 0.0f);
         setParameter(*plugin, "Residual suppression", 0.0f);
         setParameter(*plugin, "Comfort noise", 0.0f);
-        const auto frontEnd = [&](const std::vector<float>& x) { return render(*plugin, x, s.ref[0], rate, block, false).out; };
+        const auto frontEnd = [&](const std::vector<float>& x) { return render(*plugin, x, s.ref, rate, block, false).out; };
         const std::vector<float> nearFe = frontEnd(s.near), echoFe = frontEnd(s.echo), noiseFe = frontEnd(s.noise);
 
         // Every parameter back to its default.
         for (auto* p : plugin->getParameters())
             p->setValueNotifyingHost(p->getDefaultValue());
         int failures = 0;
-        std::printf("%s at %d Hz, %d-sample blocks, every parameter at its default:\n", s.name.c_str(), hostRate, block);
+        std::printf("%s at %d Hz, %d-sample blocks, %s far end, every parameter at its default:\n", s.name.c_str(), hostRate, block,
+                    s.ref.size() == 2 ? "a stereo" : "a mono");
         for (const bool realTime : {false, true}) {
-            const Run r = render(*plugin, s.mic, s.ref[0], rate, block, realTime);
+            const Run r = render(*plugin, s.mic, s.ref, rate, block, realTime);
             const quell::eval::EchoFigures f = quell::eval::measure(s, r.out, nearFe, echoFe, noiseFe);
             std::printf("  %-9s ERLE %s dB (mic/out %s), time to 20 dB %s s, near SNR after the fit %s dB, loudest frame %s dB, latency %d\n",
                         realTime ? "real time" : "offline", quell::eval::formatFigure(f.steadyErleDb).c_str(),
@@ -177,6 +199,12 @@ int main(int argc, char** argv)
             const bool ok = f.steadyErleDb && *f.steadyErleDb >= minErle;
             std::printf("  [%s] %s: steady ERLE >= %.1f dB\n", ok ? "ok" : "FAIL", realTime ? "real time" : "offline", minErle);
             failures += ok ? 0 : 1;
+            if (minNearSnr) {
+                const bool kept = f.nearSnrFitDb && *f.nearSnrFitDb >= *minNearSnr;
+                std::printf("  [%s] %s: near-end SNR after the fit >= %.1f dB\n", kept ? "ok" : "FAIL", realTime ? "real time" : "offline",
+                            *minNearSnr);
+                failures += kept ? 0 : 1;
+            }
         }
         plugin.reset();
         quell::test::pump(50);

@@ -21,10 +21,12 @@ inline juce::AudioProcessorParameter* findParameter(juce::AudioPluginInstance& p
     return nullptr;
 }
 
-// Runs `mic` and `farEnd` through the plugin in blocks chosen by `nextBlock`, returns the output.
+// Runs `mic` and `farEnd` through the plugin in blocks chosen by `nextBlock`, returns the output. With
+// `farEndRight`, a stereo sidechain's second channel gets it instead of `farEnd`.
 template <class NextBlock>
 std::vector<float> run(juce::AudioPluginInstance& plugin, const std::vector<float>& mic, const std::vector<float>& farEnd,
-                       NextBlock nextBlock, juce::AudioBuffer<float>& buffer, bool* finite = nullptr, bool* noDenormals = nullptr)
+                       NextBlock nextBlock, juce::AudioBuffer<float>& buffer, bool* finite = nullptr, bool* noDenormals = nullptr,
+                       const std::vector<float>* farEndRight = nullptr)
 {
     juce::MidiBuffer midi;
     std::vector<float> out(mic.size(), 0.0f);
@@ -33,10 +35,13 @@ std::vector<float> run(juce::AudioPluginInstance& plugin, const std::vector<floa
         const int len = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(nextBlock()), mic.size() - pos));
         buffer.setSize(std::max(totalIn, plugin.getTotalNumOutputChannels()), len, false, false, true);
         buffer.clear();
-        // Main bus: the microphone (on every channel); sidechain bus: the far end (on every channel).
+        // Main bus: the microphone (on every channel); sidechain bus: the far end (on every channel, or
+        // farEndRight on its second).
         const int mainIn = plugin.getMainBusNumInputChannels();
-        for (int c = 0; c < totalIn; ++c)
-            buffer.copyFrom(c, 0, (c < mainIn ? mic.data() : farEnd.data()) + pos, len);
+        for (int c = 0; c < totalIn; ++c) {
+            const float* from = c < mainIn ? mic.data() : c == mainIn + 1 && farEndRight ? farEndRight->data() : farEnd.data();
+            buffer.copyFrom(c, 0, from + pos, len);
+        }
         plugin.processBlock(buffer, midi);
         // A stereo microphone with the same signal on both channels must come out the same on both.
         for (int c = 1; c < plugin.getMainBusNumOutputChannels(); ++c)
