@@ -13,7 +13,7 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     o.option("--taps", "N",
              "adaptive filter length at the canceller rate, 8 to 8192, or auto (default: auto,\n"
              "4096 = 256 ms at 16 kHz on a GPU that runs it 3x faster than real time, and on the\n"
-             "CPU; a stereo far end's RLS asked for on the CPU: 1024)",
+             "CPU)",
              [&s](const std::string& v) { s.taps = v == "auto" ? 0 : io::parseInt("--taps", v, aec::kMinTaps, aec::kMaxTaps); });
     o.option("--lambda", "L",
              "RLS forgetting factor, 0.9 to 1, or auto (default: auto, a memory of 10 x the taps, at least\n"

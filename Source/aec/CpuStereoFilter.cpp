@@ -28,7 +28,7 @@ namespace {
 //
 // Why the mean's filter: a stereo far end is often one voice in both channels: a mono call captured as a
 // stereo loopback (quell-live, a GStreamer pipeline), a mono track on a stereo bus, a voice panned
-// anywhere (the plugin mixes its sidechain to mono itself). Its echo is then one filter of the mean,
+// anywhere, a mono source on a DAW's stereo sidechain. Its echo is then one filter of the mean,
 // which the fast RLS learns as it learns any mono far end, while a stereo filter faces a pair of paths
 // the channels never tell apart. Measured (physical corpus, CPU defaults, the far end of four files
 // copied into both channels): speech 26.7 dB steady ERLE with the Kalman filter alone against 29.3 for

@@ -77,10 +77,11 @@ bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec
     return s.filter == FilterKind::Kalman || stereoAutomatic(s, spec, tapsAutomatic);
 }
 
-// The CPU's RLS at an automatic length: 256 ms where it is the fast RLS (one far-end channel).
+// The CPU's RLS at an automatic length: 256 ms where it is a fast RLS (one or two far-end channels:
+// dsp::FastRls, dsp::StereoFastRls).
 bool cpuRlsLong(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec)
 {
-    return spec.channels == 1 && (s.filter == FilterKind::Auto || s.filter == FilterKind::Rls);
+    return spec.channels <= 2 && (s.filter == FilterKind::Auto || s.filter == FilterKind::Rls);
 }
 
 dsp::RlsSettings rlsFor(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, int tapsPerChannel)
@@ -117,8 +118,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
             }
         }
     }
-    // The CPU's Kalman filter and its fast RLS afford the GPU's longest tail in real time; its RLS for
-    // several far-end channels does not.
+    // The CPU's Kalman filter and its fast RLS filters afford the GPU's longest tail in real time.
     if (!gpuRuns && (kalmanOutright(s, spec, true) || cpuRlsLong(s, spec))) {
         note = stereoAutomatic(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
         return tapsFor(0.256);

@@ -6,9 +6,8 @@
 // tests), without P: the gain P u is propagated from the last sample's through a forward and a backward
 // linear predictor of the far end, because the regressor only shifts by one sample. About 9 N
 // multiply-adds per sample in float64: 4096 taps at 16 kHz cost a tenth of a core here, where dsp::Rls
-// needs N^2 (several cores at 1024 taps). What it cannot do: several far-end channels (their regressor
-// does not shift as one), and a covariance it could show or bound (the canceller's stereo far end runs
-// dsp::Rls or the Kalman filter).
+// needs N^2 (several cores at 1024 taps). What it cannot do: several far-end channels (dsp::StereoFastRls
+// takes two, the same recursion on the channels interleaved), and a covariance it could show or bound.
 //
 // The FTF is known for its numerical fragility; what keeps this one well:
 //  - The stabilisation: the backward prediction error is computed twice (directly, and from the gain's

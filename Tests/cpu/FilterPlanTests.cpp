@@ -287,7 +287,13 @@ TEST_CASE("the filter plan runs a stereo far end's automatic filter on the CPU a
     CHECK(aec::planLinearFilter(taps, stereo).plan.engine == FilterEngine::CpuRls);
     aec::EchoCancellerSettings rls = cpuOffline(0);
     rls.filter = aec::FilterKind::Rls;
-    CHECK(aec::planLinearFilter(rls, stereo).plan.engine == FilterEngine::CpuRls);
+    const auto asked = aec::planLinearFilter(rls, stereo);
+    CHECK(asked.plan.engine == FilterEngine::CpuRls);
+    CHECK_FALSE(asked.plan.stereoMeanRls);
+    // RLS asked for at an automatic length: 256 ms, as the two-channel fast RLS affords it (1024 taps
+    // when it was the float32 O(N^2) one).
+    CHECK(asked.plan.tapsPerChannel() == 4096);
+    CHECK(aec::makeLinearFilter(asked.plan)->description() == "CPU float64 fast RLS, 2 far-end channels x 4096 taps");
     aec::EchoCancellerSettings gpu;
     gpu.backend = aec::Backend::Gpu;
     const auto g = aec::planLinearFilter(gpu, stereo);
