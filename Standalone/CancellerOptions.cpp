@@ -22,10 +22,10 @@ void addCancellerOptions(ProgramOptions& o, aec::EchoCancellerSettings& s, Cance
     o.option("--backend", "B", "cpu, gpu or auto (default auto: the GPU when usable, else the CPU)",
              [&s](const std::string& v) { s.backend = aec::parseBackend("--backend", v); });
     o.option("--filter", "F",
-             offline ? "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS for a mono far\n"
-                       "end (the fast RLS, O(N) per sample), the frequency-domain Kalman filter for a stereo\n"
-                       "one, or RLS at a length asked for; nlms = the CPU's normalised LMS, one far-end\n"
-                       "channel, for comparison)"
+             offline ? "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU the fast RLS, O(N)\n"
+                       "per sample, for a mono far end; for a stereo one the two-channel fast RLS with the\n"
+                       "frequency-domain Kalman filter and the fast RLS on the channels' mean beside it; nlms =\n"
+                       "the CPU's normalised LMS, one far-end channel, for comparison)"
                      : "rls, kalman, nlms or auto (default auto: RLS on a GPU; on the CPU RLS where it fits\n"
                        "half a core, else the frequency-domain Kalman filter; nlms only where neither fits)",
              [&s](const std::string& v) { s.filter = aec::parseFilterKind("--filter", v); });

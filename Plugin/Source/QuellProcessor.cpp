@@ -231,9 +231,9 @@ void QuellProcessor::process(juce::AudioBuffer<float>& buffer, bool forceBypass)
         const int len = std::min(maxBlock_, n - offset);
         // Far end: the sidechain. A stereo one goes to the canceller as two channels (each
         // loudspeaker's path learnt as its own: CpuStereoFilter.cpp; mixed to mono, the two paths were
-        // learnt as one, exact only when both play the same). A channel the host does not give is silent;
-        // a stereo sidechain to an engine prepared for one channel (a layout changed without a new
-        // prepare) is mixed to mono.
+        // learnt as one, exact only when both play the same). A host that gives one channel where the
+        // layout has two feeds it to both; a stereo sidechain to an engine prepared for one channel (a
+        // layout changed without a new prepare) is mixed to mono.
         const float* refs[2] = {farEnd_.data(), farEnd_.data()};
         if (sideChannels == 0) {
             std::fill_n(farEnd_.data(), len, 0.0f);

@@ -107,6 +107,7 @@ private:
     std::atomic<bool> engineOffline_{false};
     int maxBlock_ = 0;
     int micChannels_ = 1;
+    int farEndChannels_ = 0;        // the sidechain's, as prepared (0: none); the engine takes 2 where it is 2
     double sampleRate_ = 48000.0;
     std::vector<float> farEnd_;
     std::vector<std::vector<float>> wet_, dry_;
@@ -118,7 +119,6 @@ private:
     juce::uint32 pendingSinceMs_ = 0;
     std::string backendNote_;
     aec::CancellerControls appliedControls_{};   // audio thread (and prepareToPlay)
-    int farEndChannels_ = 0;
 
     std::unique_ptr<SettingsThread> settingsThread_;
 

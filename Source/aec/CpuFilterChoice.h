@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Which adaptive filter the CPU runs in real time. RLS for one far-end channel is the fast RLS
-// (dsp::FastRls, O(N) per sample: 4096 taps at 16 kHz take about a tenth of a core here); for several it
-// costs O(N^2) per sample and is memory-bound for long filters (1024 taps at 16 kHz moves ~130 GB/s
-// through P), far beyond a laptop core; the frequency-domain Kalman filter (dsp::Pbfdkf) costs O(log B)
-// per tap and sample; NLMS costs O(N) and converges slowly. The choice, by measuring at prepare:
+// (dsp::FastRls, O(N) per sample: 4096 taps at 16 kHz take about a tenth of a core here), for two the
+// two-channel fast RLS (dsp::StereoFastRls: 2 x 4096 taps about 0.2 of a core); for more it costs
+// O(N^2) per sample and is memory-bound for long filters (1024 taps at 16 kHz moves ~130 GB/s through P),
+// far beyond a laptop core; the frequency-domain Kalman filter (dsp::Pbfdkf) costs O(log B) per tap and
+// sample; NLMS costs O(N) and converges slowly. The choice, by measuring at prepare:
 //  - RLS at the configured length if it fits the budget (with 20 % headroom for the rest of the pipeline);
 //  - else the Kalman filter at the configured length;
 //  - NLMS only if the Kalman filter does not fit either.

@@ -9,12 +9,14 @@
 // The decisions, in order:
 //  - the length: settings.taps, or when 0 the automatic one (on a GPU the longest of 256 and 128 ms that
 //    runs three times faster than real time, measured; 256 ms for the CPU's Kalman filter and for its
-//    RLS on one far-end channel (the fast RLS); 1024 taps otherwise);
+//    RLS on one or two far-end channels (the fast RLS filters); 1024 taps otherwise);
 //  - the GPU RLS when the backend allows it and it can run these settings here (gpuRlsWhyNot); Auto
 //    falls back to the CPU on any reason and keeps it in fallbackReason;
-//  - on the CPU: the Kalman filter when asked for, or for a stereo far end with the filter and length
-//    automatic (also where a GPU could run RLS: FilterPlan.cpp says why); RLS offline; in real time the
-//    measured choice of CpuFilterChoice.h (RLS, Kalman or NLMS).
+//  - on the CPU: a stereo far end with the filter and length automatic runs the stereo filter (the
+//    two-channel fast RLS, the Kalman filter and the mean's fast RLS side by side, or what of them fits
+//    the real-time budget; also where a GPU could run RLS: FilterPlan.cpp says why); the Kalman filter
+//    when asked for; RLS offline; in real time the measured choice of CpuFilterChoice.h (RLS, Kalman or
+//    NLMS).
 #include <cstddef>
 #include <memory>
 #include <optional>

@@ -4,8 +4,9 @@
 // whose error has been lowest over the last segment (10 ms at 16 kHz) leads until another's falls under
 // kTakeOverBelow of the leader's over a segment. The lead changes only at segment ends counted from the
 // start, so the output does not depend on how the signal is split into calls. Used by the CPU's fast RLS
-// with its shorter companions (CpuRlsFilter.cpp) and by a stereo far end's Kalman filter with the fast
-// RLS on the channels' mean (CpuStereoFilter.cpp); each says why it runs several.
+// with its shorter companions (CpuRlsFilter.cpp) and by a stereo far end's filters (the two-channel fast
+// RLS, the Kalman filter, the fast RLS on the channels' mean: CpuStereoFilter.cpp); each says why it runs
+// several.
 //
 // Per call of the filters: run each on at most samplesToSegmentEnd() samples, add() each one's error,
 // take leader()'s error as the output, then advance() by the samples run.

@@ -20,8 +20,11 @@
 // sequence, a far end that is one signal in both channels would leave the predictors a pair they can
 // never tell apart, and the forward energy's determinant would fall to the rounding), the weights
 // learning from the predictors' view until it has filled, the pause on a silent far end (the mean power
-// of both channels), and the health check on every sample (the energies' 2 x 2 matrices positive
-// definite), which restarts the predictors and keeps the weights.
+// of both channels), and the health check on every sample, which restarts the predictors and keeps the
+// weights. The check differs in one way: the forward energy is updated directly (lambda alpha + gamma
+// e e^T, positive definite by construction where FastRls's inverse form could turn negative), so a break
+// shows in the conversion factor and the backward energy (positive definite), and the forward energy is
+// checked only for being finite.
 //
 // Threading: one thread at a time; process() never allocates after prepare().
 #include <cstddef>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A stereo far end on the CPU (makeCpuStereoFilter, Source/aec/CpuStereoFilter.cpp): the two-channel
-// Kalman filter with the fast RLS on the channels' mean beside it, checked against the Kalman filter alone.
+// Kalman filter with the fast RLS on the channels' mean beside it, checked against the Kalman filter alone,
+// and with the two-channel fast RLS leading them.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -162,4 +163,64 @@ TEST_CASE("the stereo filter refuses one far-end channel and filters that do not
     dsp::RlsSettings longer = meanSettings();
     longer.tapsPerChannel = 2 * kTaps;
     CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), longer), std::invalid_argument);
+}
+
+namespace {
+
+dsp::RlsSettings stereoRlsSettings()
+{
+    dsp::RlsSettings r;
+    r.tapsPerChannel = kTaps;
+    r.channels = 2;
+    r.lambda = 1.0 - 1.0 / 20480.0;   // the automatic memory: 10 x the whole length
+    r.delta = 0.01;
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("with the two-channel fast RLS beside them, two independent signals are cancelled to the noise and its weights lead",
+          "[stereo-filter]")
+{
+    // Exact least squares over both paths: the noise floor (40 dB under the echo) within a second, where the
+    // Kalman filter alone is still converging; the fast RLS leads, so its weights are the ones copied.
+    const StereoEcho c = makeStereoEcho(64000, false, 14u);
+    const auto three = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings());
+    const auto rls = aec::makeCpuRlsFilter(stereoRlsSettings());
+    const auto kalman = aec::makeCpuKalmanFilter(kalmanSettings());
+    const std::vector<float> eThree = run(*three, c), eRls = run(*rls, c), eKalman = run(*kalman, c);
+    const double withRls = reductionDb(c, eThree, 48000, 64000), alone = reductionDb(c, eKalman, 48000, 64000);
+    const double early = reductionDb(c, eThree, 16000, 32000), earlyAlone = reductionDb(c, eKalman, 16000, 32000);
+    INFO("echo reduction over the last second: " << withRls << " dB with the two-channel fast RLS, " << alone
+                                                 << " by the Kalman filter alone; over the second second " << early << " and " << earlyAlone);
+    CHECK(withRls > 38.0);
+    CHECK(withRls > alone);
+    CHECK(early > earlyAlone + 3.0);
+    CHECK(rls->description() == "CPU float64 fast RLS, 2 far-end channels x 1024 taps");
+    CHECK(three->weights() == rls->weights());
+    CHECK(three->health().reinitialisations == 0);
+}
+
+TEST_CASE("the three stereo filters' output does not depend on how the signal is split into calls, and they do not allocate",
+          "[stereo-filter]")
+{
+    const StereoEcho c = makeStereoEcho(12000, false, 15u);
+    const auto whole = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings());
+    const std::vector<float> eWhole = run(*whole, c);
+    const auto split = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings());
+    const std::vector<float> eSplit = test::processInSplitCalls(*split, c.d, c.x, 2);
+    CHECK(test::realtimeViolations().allocations == 0);
+    CHECK(test::realtimeViolations().locks == 0);
+    CHECK(eSplit == eWhole);
+    CHECK(split->weights() == whole->weights());
+    CHECK_THAT(whole->description(), Catch::StartsWith("CPU float64 fast RLS, 2 far-end channels x 1024 taps, beside it the CPU float32 "
+                                                       "frequency-domain Kalman filter")
+                                         && Catch::EndsWith("and the channels' mean through the CPU float64 fast RLS, 1024 taps"));
+    // The two-channel RLS as long as the Kalman filter, with two channels.
+    dsp::RlsSettings shorter = stereoRlsSettings();
+    shorter.tapsPerChannel = kTaps / 2;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), shorter), std::invalid_argument);
+    dsp::RlsSettings mono = stereoRlsSettings();
+    mono.channels = 1;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), mono), std::invalid_argument);
 }
