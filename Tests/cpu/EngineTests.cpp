@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "aec/CpuFilterChoice.h"
 #include "engine/RealtimeEngine.h"
 #include "support/RealtimeProbe.h"
 #include "support/Signals.h"
@@ -428,6 +429,27 @@ TEST_CASE("On the CPU the engine picks a filter it can afford in real time and s
     spec.aec.filter = aec::FilterKind::Kalman;
     eng.prepare(spec);
     CHECK_THAT(eng.stats().mode, Catch::Contains("Kalman filter, 4096 taps"));
+}
+
+TEST_CASE("A stereo microphone's two cancellers share the real-time budget of the engine's one worker", "[engine][cpu-mode]")
+{
+    // A stereo far end, everything automatic: the three stereo filters (CpuStereoFilter.cpp), 0.34 to 0.38
+    // of a core here. A budget they fit with 30 % to spare runs them for one microphone; a stereo
+    // microphone's two cancellers, which run one after the other on the same thread, get half of it each
+    // and run less (the two-channel fast RLS alone, or the Kalman filter with the mean's RLS).
+    const double all = (aec::measureRlsSecondsPerSample(4096, 2) + aec::measureRlsSecondsPerSample(4096, 1)) * 16000.0;
+    engine::EngineSpec spec = smallSpec(48000, 256, false);
+    spec.aec.taps = 0;
+    spec.farEndChannels = 2;
+    spec.aec.cpuRealtimeBudget = 1.3 * all / aec::kRealtimeHeadroom;
+    INFO("the fast RLS filters " << all << " of a core, the budget " << spec.aec.cpuRealtimeBudget);
+    engine::RealtimeEngine eng;
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, Catch::Contains("beside it the CPU float32 frequency-domain Kalman filter"));
+    spec.micChannels = 2;
+    eng.prepare(spec);
+    CHECK_THAT(eng.stats().mode, !Catch::Contains("beside it the CPU float32 frequency-domain Kalman filter"));
+    eng.release();
 }
 
 TEST_CASE("The echo canceller runs the filter asked for, and refuses the Kalman filter on the GPU", "[aec][kalman]")
