@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// quell-bench cpufastrls: what the CPU's default linear filter (dsp::FastRls, exact RLS at O(N) a sample)
-// costs on one core of this host, beside memcpy of the same bytes measured in the same run.
+// quell-bench cpufastrls: what the CPU's default linear filters (dsp::FastRls and dsp::StereoFastRls, exact
+// RLS at O(N) a sample) cost on one core of this host, beside memcpy of the same bytes measured in the same
+// run.
 //  - One stream at 16 kHz, fed in the engine's 10 ms calls, over 1024 to 8192 taps: the fraction of a
 //    core (all the calls' time over the audio's duration) and ns per tap and sample.
 //  - The yardstick: a sample of the filter makes two passes over its arrays, reading 10 streams of N doubles
@@ -8,8 +9,10 @@
 //    others of the same size, so the working set matches too) is the yardstick: the row's "of memcpy" is
 //    the filter's time over memcpy's. It is not a hard floor: where 14 arrays outgrow the L2 cache
 //    (8192 taps here) memcpy slows down more than the filter's two passes do.
+//  - The same for two far-end channels (dsp::StereoFastRls, the stereo far end's default filter), 1024 to
+//    4096 taps per channel: its two passes read 14 streams of 2 N doubles and write 6, so the yardstick is
+//    10 arrays of 2 N copied into 10 others.
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -20,32 +23,35 @@
 #include "BenchSignals.h"
 #include "FastestNs.h"
 #include "dsp/FastRls.h"
+#include "dsp/StereoFastRls.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// 14 x n doubles moved by memcpy (7 read, 7 written): the bytes of one sample of the fast RLS at the
-// host's best copy rate, for a working set of the same size. The best of `repeats` runs of 200.
-double memcpyOfTheSameBytesNs(std::size_t n, int repeats)
+// 2 x copies x n doubles moved by memcpy (`copies` arrays read, as many written): the bytes of one sample
+// of a fast RLS at the host's best copy rate, for a working set of the same size. The best of `repeats`
+// runs of 200.
+double memcpyOfTheSameBytesNs(std::size_t n, std::size_t copies, int repeats)
 {
-    std::array<std::vector<double>, 14> a;
+    std::vector<std::vector<double>> a(2 * copies);
     for (std::size_t k = 0; k < a.size(); ++k)
         a[k].assign(n, 1e-3 * static_cast<double>(k + 1));
-    int s = 0;
+    std::size_t s = 0;
     const double best = quell::bench::fastestNs(repeats, 200, [&] {
-        for (std::size_t k = 0; k < 7; ++k)
-            std::memcpy(a[(k + 7 + s) % 14].data(), a[(k + s) % 14].data(), n * sizeof(double));
+        for (std::size_t k = 0; k < copies; ++k)
+            std::memcpy(a[(k + copies + s) % a.size()].data(), a[(k + s) % a.size()].data(), n * sizeof(double));
         ++s;
     });
-    volatile double sink = a[10][n / 2] + a[13][n / 3];
+    volatile double sink = a[0][n / 2] + a[a.size() - 1][n / 3];
     (void)sink;
     return best;
 }
 
+
 } // namespace
 
-QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter) on one core: fraction of a core per stream, against memcpy of the same bytes")
+QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter), one and two far-end channels, on one core: fraction of a core per stream, against memcpy of the same bytes")
 {
     quell::bench::BenchReport report("cpufastrls");
     const std::vector<int> tapsList = !args.taps.empty() ? args.taps
@@ -67,7 +73,7 @@ QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter) on one 
             filter.process({echo.d.data() + at, call}, {echo.x.data() + at, call}, {e.data() + at, call});
         const double totalNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
         const double perSampleNs = totalNs / static_cast<double>(n);
-        const double memcpyNs = memcpyOfTheSameBytesNs(static_cast<std::size_t>(taps), args.quick ? 3 : 7);
+        const double memcpyNs = memcpyOfTheSameBytesNs(static_cast<std::size_t>(taps), 7, args.quick ? 3 : 7);
         const double load = perSampleNs * 1e-9 * rate;
         const double bytes = 14.0 * 8.0 * taps;
         report.add("fast RLS, one stream at 16 kHz, one core",
@@ -82,6 +88,46 @@ QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter) on one 
         std::printf("fast RLS %5d taps: %7.0f ns a sample (%.2f ns a tap), %.3f of a core at 16 kHz, %.0f GB/s; "
                     "memcpy of the same bytes %6.0f ns: %.2f x memcpy\n",
                     taps, perSampleNs, perSampleNs / taps, load, bytes / perSampleNs, memcpyNs, perSampleNs / memcpyNs);
+        std::fflush(stdout);
+    }
+    // Two far-end channels: the second channel's far end and echo from another seed, the echoes summed.
+    const quell::bench::ColouredEcho second = quell::bench::colouredEcho(n, 6u);
+    std::vector<float> ref(2 * n), d(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        ref[2 * i] = echo.x[i];
+        ref[2 * i + 1] = second.x[i];
+        d[i] = echo.d[i] + second.d[i];
+    }
+    const std::vector<int> stereoTaps = !args.taps.empty() ? args.taps : args.quick ? std::vector<int>{4096} : std::vector<int>{1024, 2048, 4096};
+    for (const int taps : stereoTaps) {
+        quell::dsp::RlsSettings settings;
+        settings.tapsPerChannel = taps;
+        settings.channels = 2;
+        settings.lambda = 1.0 - 1.0 / (20.0 * taps);
+        quell::dsp::StereoFastRls filter;
+        filter.prepare(settings);
+        const auto t0 = Clock::now();
+        for (std::size_t at = 0; at < n; at += call)
+            filter.processInterleaved({d.data() + at, call}, {ref.data() + 2 * at, 2 * call}, {e.data() + at, call});
+        const double totalNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+        const double perSampleNs = totalNs / static_cast<double>(n);
+        const std::size_t values = 2 * static_cast<std::size_t>(taps);
+        const double memcpyNs = memcpyOfTheSameBytesNs(values, 10, args.quick ? 3 : 7);
+        const double load = perSampleNs * 1e-9 * rate;
+        const double bytes = 20.0 * 8.0 * static_cast<double>(values);
+        report.add("two-channel fast RLS, one stream at 16 kHz, one core",
+                   {{"taps per channel", static_cast<long long>(taps)},
+                    {"ns per sample", perSampleNs},
+                    {"ns per tap and sample", perSampleNs / static_cast<double>(values)},
+                    {"fraction of a core", load},
+                    {"GB/s moved", bytes / perSampleNs},
+                    {"memcpy ns per sample", memcpyNs},
+                    {"of memcpy", perSampleNs / memcpyNs},
+                    {"re-initialisations", static_cast<long long>(filter.health().reinitialisations)}});
+        std::printf("two-channel fast RLS 2 x %4d taps: %7.0f ns a sample (%.2f ns a tap), %.3f of a core at 16 kHz, %.0f GB/s; "
+                    "memcpy of the same bytes %6.0f ns: %.2f x memcpy\n",
+                    taps, perSampleNs, perSampleNs / static_cast<double>(values), load, bytes / perSampleNs, memcpyNs,
+                    perSampleNs / memcpyNs);
         std::fflush(stdout);
     }
     report.print();
