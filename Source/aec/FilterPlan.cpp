@@ -56,13 +56,12 @@ constexpr double kKalmanMemoryGrowthSeconds = 2.0;
 // CpuStereoFilter.cpp has its figures.
 bool stereoAutomatic(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
 {
-    return s.filter == FilterKind::Auto && tapsAutomatic && spec.channels > 1 && s.backend != Backend::Gpu;
+    return s.filter == FilterKind::Auto && tapsAutomatic && spec.channels == 2 && s.backend != Backend::Gpu;
 }
 
-// Whether the CPU runs the Kalman filter without timing RLS: asked for, or a stereo far end with the
-// filter and its length left to the canceller (stereoAutomatic, whose stereo filter holds the Kalman filter
-// among others). One far-end channel with everything
-// automatic runs RLS at 256 ms instead, offline and in real time: the fast RLS (dsp::FastRls) affords
+// The CPU runs the Kalman filter without timing RLS only where it is asked for (a stereo far end with
+// everything automatic runs the stereo filter, which holds it among others: planStereoFilter). One far-end
+// channel with everything automatic runs RLS at 256 ms, offline and in real time: the fast RLS (dsp::FastRls) affords
 // it at a tenth of a core. Physical corpus, the 33 mono files with echo, every other setting at its
 // default (Tests/eval/results/2026-11-27/cpu-fast-rls against .../cpu-filters/kalman4096): mean steady
 // ERLE 29.5 dB against the Kalman filter's 26.8 at the same 4096 taps; near-end SNR after the fit in
@@ -73,9 +72,9 @@ bool stereoAutomatic(const EchoCancellerSettings& s, const dsp::ProcessSpec& spe
 // d0bc5da (the fast RLS's restart, the foreground's refinement at its noise floor; .../cpu-d0bc5da): mean
 // 30.0, the path change 29.8, the noise far ends 21.1 / 20.8 (the Kalman filter's lead there down to
 // 1.3 / 0.4 dB).
-bool kalmanOutright(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, bool tapsAutomatic)
+bool kalmanOutright(const EchoCancellerSettings& s)
 {
-    return s.filter == FilterKind::Kalman || stereoAutomatic(s, spec, tapsAutomatic);
+    return s.filter == FilterKind::Kalman;
 }
 
 // The CPU's RLS at an automatic length: 256 ms where it is a fast RLS (one or two far-end channels:
@@ -120,7 +119,7 @@ int automaticTaps(const EchoCancellerSettings& s, const dsp::ProcessSpec& spec, 
         }
     }
     // The CPU's Kalman filter and its fast RLS filters afford the GPU's longest tail in real time.
-    if (!gpuRuns && (kalmanOutright(s, spec, true) || cpuRlsLong(s, spec))) {
+    if (!gpuRuns && (kalmanOutright(s) || cpuRlsLong(s, spec))) {
         note = stereoAutomatic(s, spec, true) ? " (automatic: 256 ms for a stereo far end)" : " (automatic: 256 ms)";
         return tapsFor(0.256);
     }
@@ -291,9 +290,9 @@ FilterPlanResult planLinearFilter(const EchoCancellerSettings& settings, const d
     }
     if (settings.filter == FilterKind::Nlms) {
         plan.engine = FilterEngine::CpuNlms;
-    } else if (stereoAutomatic(settings, spec, tapsAutomatic) && spec.channels == 2) {
+    } else if (stereoAutomatic(settings, spec, tapsAutomatic)) {
         planStereoFilter(settings, plan);
-    } else if (kalmanOutright(settings, spec, tapsAutomatic)) {
+    } else if (kalmanOutright(settings)) {
         plan.engine = FilterEngine::CpuKalman;
     } else if (settings.cpuRealtimeBudget > 0.0) {
         const CpuFilterChoice choice = chooseRealtimeCpuFilter(rls, plan.kalmanSettings(), spec.sampleRate,
