@@ -31,28 +31,23 @@ public:
     }
 };
 
-// One far-end channel: the same least squares at O(N) per sample (dsp::FastRls).
-class CpuFastRlsFilter final : public CpuFilterAdapter<dsp::FastRls> {
+// One or two far-end channels: the same least squares at O(N) per sample (dsp::FastRls,
+// dsp::StereoFastRls).
+template <typename FastTransversalFilter>
+class CpuFastRlsFilter final : public CpuFilterAdapter<FastTransversalFilter> {
 public:
-    explicit CpuFastRlsFilter(const dsp::RlsSettings& settings) { filter_.prepare(settings); }
-    int taps() const override { return filter_.taps(); }
-    int channels() const override { return 1; }
-    void restartCovariance() override { filter_.restartCovariance(); }
-    std::string description() const override { return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps"; }
-};
-
-// Two far-end channels: the same least squares at O(N) per sample (dsp::StereoFastRls).
-class CpuStereoFastRlsFilter final : public CpuFilterAdapter<dsp::StereoFastRls> {
-public:
-    explicit CpuStereoFastRlsFilter(const dsp::RlsSettings& settings) { filter_.prepare(settings); }
-    int taps() const override { return filter_.taps(); }
-    int channels() const override { return 2; }
-    void restartCovariance() override { filter_.restartCovariance(); }
+    explicit CpuFastRlsFilter(const dsp::RlsSettings& settings) { this->filter_.prepare(settings); }
+    int taps() const override { return this->filter_.taps(); }
+    int channels() const override { return this->filter_.settings().channels; }
+    void restartCovariance() override { this->filter_.restartCovariance(); }
     std::string description() const override
     {
-        return "CPU float64 fast RLS, 2 far-end channels x " + std::to_string(taps()) + " taps";
+        if (channels() > 1)
+            return "CPU float64 fast RLS, " + std::to_string(channels()) + " far-end channels x " + std::to_string(taps()) + " taps";
+        return "CPU float64 fast RLS, " + std::to_string(taps()) + " taps";
     }
 };
+using CpuMonoFastRlsFilter = CpuFastRlsFilter<dsp::FastRls>;
 
 // One far-end channel at 2048 taps or more: the fast RLS of that length with shorter ones beside it
 // (fastRlsCompanionTaps), all on the same samples, the one with the lowest error leading
@@ -65,9 +60,9 @@ class CpuFastRlsLadder final : public LinearEchoFilter {
 public:
     explicit CpuFastRlsLadder(const dsp::RlsSettings& settings) : lead_(1 + fastRlsCompanionTaps(settings.tapsPerChannel).size())
     {
-        filters_.push_back(std::make_unique<CpuFastRlsFilter>(settings));
+        filters_.push_back(std::make_unique<CpuMonoFastRlsFilter>(settings));
         for (const int taps : fastRlsCompanionTaps(settings.tapsPerChannel)) {
-            filters_.push_back(std::make_unique<CpuFastRlsFilter>(companionSettings(settings, taps)));
+            filters_.push_back(std::make_unique<CpuMonoFastRlsFilter>(companionSettings(settings, taps)));
             companionErrors_.emplace_back(SegmentLeader::kSegment);
         }
     }
@@ -147,8 +142,8 @@ private:
         return s;
     }
 
-    std::vector<std::unique_ptr<CpuFastRlsFilter>> filters_;   // [0]: the length asked for; then shorter
-    std::vector<std::vector<float>> companionErrors_;          // one segment of each shorter filter's error
+    std::vector<std::unique_ptr<CpuMonoFastRlsFilter>> filters_;   // [0]: the length asked for; then shorter
+    std::vector<std::vector<float>> companionErrors_;              // one segment of each shorter filter's error
     SegmentLeader lead_;
 };
 
@@ -166,9 +161,9 @@ std::unique_ptr<LinearEchoFilter> makeCpuRlsFilter(const dsp::RlsSettings& setti
     if (settings.channels == 1 && !fastRlsCompanionTaps(settings.tapsPerChannel).empty())
         return std::make_unique<CpuFastRlsLadder>(settings);
     if (settings.channels == 1 && settings.tapsPerChannel >= 2)
-        return std::make_unique<CpuFastRlsFilter>(settings);
+        return std::make_unique<CpuMonoFastRlsFilter>(settings);
     if (settings.channels == 2 && settings.tapsPerChannel >= 2)
-        return std::make_unique<CpuStereoFastRlsFilter>(settings);
+        return std::make_unique<CpuFastRlsFilter<dsp::StereoFastRls>>(settings);
     return std::make_unique<CpuRlsFilter>(settings, threads);
 }
 
