@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "BenchRegistry.h"
@@ -48,6 +49,40 @@ double memcpyOfTheSameBytesNs(std::size_t n, std::size_t copies, int repeats)
     return best;
 }
 
+// A filter fed `call` samples at a time (`process(at)`) over n samples: ns a sample.
+template <typename Process>
+double nsPerSample(std::size_t n, std::size_t call, Process process)
+{
+    const auto t0 = Clock::now();
+    for (std::size_t at = 0; at < n; at += call)
+        process(at);
+    return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n);
+}
+
+// One row of the report and its printed line: the filter (`what`, `values` doubles in each of its arrays)
+// at perSampleNs and `rate` samples a second, beside memcpy of the bytes its two passes move a sample
+// (`copies` arrays read, as many written).
+void addRow(quell::bench::BenchReport& report, const quell::bench::BenchArgs& args, const std::string& table, const std::string& tapsKey,
+            int taps, const std::string& what, std::size_t values, std::size_t copies, double perSampleNs, double rate,
+            unsigned long long reinitialisations)
+{
+    const double memcpyNs = memcpyOfTheSameBytesNs(values, copies, args.quick ? 3 : 7);
+    const double load = perSampleNs * 1e-9 * rate;
+    const double bytes = 2.0 * static_cast<double>(copies) * 8.0 * static_cast<double>(values);
+    const double perValueNs = perSampleNs / static_cast<double>(values);
+    report.add(table, {{tapsKey, static_cast<long long>(taps)},
+                       {"ns per sample", perSampleNs},
+                       {"ns per tap and sample", perValueNs},
+                       {"fraction of a core", load},
+                       {"GB/s moved", bytes / perSampleNs},
+                       {"memcpy ns per sample", memcpyNs},
+                       {"of memcpy", perSampleNs / memcpyNs},
+                       {"re-initialisations", static_cast<long long>(reinitialisations)}});
+    std::printf("%s: %7.0f ns a sample (%.2f ns a tap), %.3f of a core at 16 kHz, %.0f GB/s; "
+                "memcpy of the same bytes %6.0f ns: %.2f x memcpy\n",
+                what.c_str(), perSampleNs, perValueNs, load, bytes / perSampleNs, memcpyNs, perSampleNs / memcpyNs);
+    std::fflush(stdout);
+}
 
 } // namespace
 
@@ -68,27 +103,13 @@ QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter), one an
         settings.lambda = 1.0 - 1.0 / (4.0 * taps);
         quell::dsp::FastRls filter;
         filter.prepare(settings);
-        const auto t0 = Clock::now();
-        for (std::size_t at = 0; at < n; at += call)
+        const double perSampleNs = nsPerSample(n, call, [&](std::size_t at) {
             filter.process({echo.d.data() + at, call}, {echo.x.data() + at, call}, {e.data() + at, call});
-        const double totalNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-        const double perSampleNs = totalNs / static_cast<double>(n);
-        const double memcpyNs = memcpyOfTheSameBytesNs(static_cast<std::size_t>(taps), 7, args.quick ? 3 : 7);
-        const double load = perSampleNs * 1e-9 * rate;
-        const double bytes = 14.0 * 8.0 * taps;
-        report.add("fast RLS, one stream at 16 kHz, one core",
-                   {{"taps", static_cast<long long>(taps)},
-                    {"ns per sample", perSampleNs},
-                    {"ns per tap and sample", perSampleNs / taps},
-                    {"fraction of a core", load},
-                    {"GB/s moved", bytes / perSampleNs},
-                    {"memcpy ns per sample", memcpyNs},
-                    {"of memcpy", perSampleNs / memcpyNs},
-                    {"re-initialisations", static_cast<long long>(filter.health().reinitialisations)}});
-        std::printf("fast RLS %5d taps: %7.0f ns a sample (%.2f ns a tap), %.3f of a core at 16 kHz, %.0f GB/s; "
-                    "memcpy of the same bytes %6.0f ns: %.2f x memcpy\n",
-                    taps, perSampleNs, perSampleNs / taps, load, bytes / perSampleNs, memcpyNs, perSampleNs / memcpyNs);
-        std::fflush(stdout);
+        });
+        char what[64];
+        std::snprintf(what, sizeof what, "fast RLS %5d taps", taps);
+        addRow(report, args, "fast RLS, one stream at 16 kHz, one core", "taps", taps, what, static_cast<std::size_t>(taps), 7,
+               perSampleNs, rate, filter.health().reinitialisations);
     }
     // Two far-end channels: the second channel's far end and echo from another seed, the echoes summed.
     const quell::bench::ColouredEcho second = quell::bench::colouredEcho(n, 6u);
@@ -106,29 +127,13 @@ QUELL_BENCH_COMMAND(cpufastrls, "CPU fast RLS (the CPU's default filter), one an
         settings.lambda = 1.0 - 1.0 / (20.0 * taps);
         quell::dsp::StereoFastRls filter;
         filter.prepare(settings);
-        const auto t0 = Clock::now();
-        for (std::size_t at = 0; at < n; at += call)
+        const double perSampleNs = nsPerSample(n, call, [&](std::size_t at) {
             filter.processInterleaved({d.data() + at, call}, {ref.data() + 2 * at, 2 * call}, {e.data() + at, call});
-        const double totalNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-        const double perSampleNs = totalNs / static_cast<double>(n);
-        const std::size_t values = 2 * static_cast<std::size_t>(taps);
-        const double memcpyNs = memcpyOfTheSameBytesNs(values, 10, args.quick ? 3 : 7);
-        const double load = perSampleNs * 1e-9 * rate;
-        const double bytes = 20.0 * 8.0 * static_cast<double>(values);
-        report.add("two-channel fast RLS, one stream at 16 kHz, one core",
-                   {{"taps per channel", static_cast<long long>(taps)},
-                    {"ns per sample", perSampleNs},
-                    {"ns per tap and sample", perSampleNs / static_cast<double>(values)},
-                    {"fraction of a core", load},
-                    {"GB/s moved", bytes / perSampleNs},
-                    {"memcpy ns per sample", memcpyNs},
-                    {"of memcpy", perSampleNs / memcpyNs},
-                    {"re-initialisations", static_cast<long long>(filter.health().reinitialisations)}});
-        std::printf("two-channel fast RLS 2 x %4d taps: %7.0f ns a sample (%.2f ns a tap), %.3f of a core at 16 kHz, %.0f GB/s; "
-                    "memcpy of the same bytes %6.0f ns: %.2f x memcpy\n",
-                    taps, perSampleNs, perSampleNs / static_cast<double>(values), load, bytes / perSampleNs, memcpyNs,
-                    perSampleNs / memcpyNs);
-        std::fflush(stdout);
+        });
+        char what[64];
+        std::snprintf(what, sizeof what, "two-channel fast RLS 2 x %4d taps", taps);
+        addRow(report, args, "two-channel fast RLS, one stream at 16 kHz, one core", "taps per channel", taps, what,
+               2 * static_cast<std::size_t>(taps), 10, perSampleNs, rate, filter.health().reinitialisations);
     }
     report.print();
     report.writeJson(args.jsonPath);
