@@ -5,6 +5,7 @@
 
 #include "aec/CpuFilterAdapter.h"
 #include "aec/EchoCancellerSettings.h"
+#include "aec/EchoToNoiseMeter.h"
 #include "aec/SegmentLeader.h"
 #include "dsp/FastRls.h"
 #include "dsp/StereoFastRls.h"
@@ -40,6 +41,7 @@ public:
     int taps() const override { return this->filter_.taps(); }
     int channels() const override { return this->filter_.settings().channels; }
     void restartCovariance() override { this->filter_.restartCovariance(); }
+    void setLambda(double lambda) { this->filter_.setLambda(lambda); }
     std::string description() const override
     {
         if (channels() > 1)
@@ -56,6 +58,16 @@ using CpuMonoFastRlsFilter = CpuFastRlsFilter<dsp::FastRls>;
 // path to the same depth; until then a shorter filter cancels more, and once the longer one has learnt
 // the room's tail it leads. The same holds after the path changes or double talk has disturbed the
 // weights: the shortest filter recovers first.
+//
+// The shorter filters' memory follows the echo-to-noise ratio the leader's output shows
+// (EchoToNoiseMeter): the automatic 10 x their taps, twice that where the ratio is low. Least squares
+// with a memory of L samples keeps about taps / 2L of the noise's power in its error, and with 10 x the
+// taps every filter of the ladder stalls about 13 dB under the noise: at 10 dB ENR that is the error,
+// and the segments' errors, all near the noise, cannot tell the filters apart to pick a better one.
+// Twice the memory everywhere met issue 14's two low-ENR targets but lost 7.5 dB of near end in the
+// short corpus's double talk at 30 dB (a filter that leads on a short path remembered the double talk
+// twice as long: Tests/eval/results/2026-11-29/cpu-companion-memory); following the ratio, the files at
+// 30 dB and more keep their memory (Tests/eval/results/2026-11-29/cpu-companion-enr/).
 class CpuFastRlsLadder final : public LinearEchoFilter {
 public:
     explicit CpuFastRlsLadder(const dsp::RlsSettings& settings) : lead_(1 + fastRlsCompanionTaps(settings.tapsPerChannel).size())
@@ -81,7 +93,15 @@ public:
                 lead_.add(k, {companionErrors_[k - 1].data(), n});
             if (lead_.leader() != 0)
                 std::copy_n(companionErrors_[lead_.leader() - 1].data(), n, e.begin());
+            for (std::size_t i = 0; i < n; ++i) {
+                const double echo = double(d[i]) - e[i];
+                farEnergy_ += double(x[i]) * x[i];
+                echoEnergy_ += echo * echo;
+                errorEnergy_ += double(e[i]) * e[i];
+            }
             lead_.advance(n);
+            if (lead_.samplesToSegmentEnd() == SegmentLeader::kSegment)
+                endSegment();
             at += n;
         }
     }
@@ -90,6 +110,9 @@ public:
         for (auto& f : filters_)
             f->reset();
         lead_.reset();
+        enr_.reset();
+        longMemory_ = false;
+        farEnergy_ = echoEnergy_ = errorEnergy_ = 0.0;
     }
     int taps() const override { return filters_[0]->taps(); }
     int channels() const override { return 1; }
@@ -141,10 +164,25 @@ private:
         s.lambda = automaticLambda(taps);   // the automatic memory at its own length
         return s;
     }
+    void endSegment()
+    {
+        enr_.addSegment(farEnergy_, echoEnergy_, errorEnergy_);
+        farEnergy_ = echoEnergy_ = errorEnergy_ = 0.0;
+        if (enr_.low() == longMemory_)
+            return;
+        longMemory_ = enr_.low();
+        for (std::size_t k = 1; k < filters_.size(); ++k) {
+            const int taps = filters_[k]->taps();
+            filters_[k]->setLambda(automaticLambda(longMemory_ ? 2 * taps : taps));
+        }
+    }
 
     std::vector<std::unique_ptr<CpuMonoFastRlsFilter>> filters_;   // [0]: the length asked for; then shorter
     std::vector<std::vector<float>> companionErrors_;              // one segment of each shorter filter's error
     SegmentLeader lead_;
+    EchoToNoiseMeter enr_;
+    double farEnergy_ = 0.0, echoEnergy_ = 0.0, errorEnergy_ = 0.0;   // of the segment so far (the leader's error)
+    bool longMemory_ = false;                                         // the shorter filters' (above)
 };
 
 } // namespace

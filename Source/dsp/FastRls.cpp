@@ -26,7 +26,7 @@ void FastRls::prepare(const RlsSettings& settings)
         throw std::invalid_argument("fast RLS needs at least 2 taps (got " + std::to_string(settings.tapsPerChannel) + ")");
     settings_ = settings;
     taps_ = static_cast<std::size_t>(settings.tapsPerChannel);
-    lambda_ = settings.lambda;
+    lambda_ = requestedLambda_ = settings.lambda;
     silenceEnergy_ = settings.silenceFloor * double(taps_);
     farEnd_.assign(2 * (taps_ + 1), 0.0);
     predictorFarEnd_.assign(2 * (taps_ + 1), 0.0);
@@ -47,8 +47,16 @@ void FastRls::setRestartDelta(double delta)
     epsilon_ = initialEnergyPerDelta * delta;
 }
 
+void FastRls::setLambda(double lambda)
+{
+    if (!(lambda > 0.0 && lambda <= 1.0))
+        throw std::invalid_argument("FastRls::setLambda: lambda must be in (0, 1]");
+    requestedLambda_ = lambda;
+}
+
 void FastRls::reset()
 {
+    requestedLambda_ = settings_.lambda;
     setRestartDelta(settings_.delta);
     std::fill(farEnd_.begin(), farEnd_.end(), 0.0);
     std::fill(w_.begin(), w_.end(), 0.0);
@@ -73,11 +81,12 @@ void FastRls::restartPredictors()
         std::fill(gainStore_[b].begin() + 1, gainStore_[b].end(), 0.0);
     }
     std::fill(backward_.begin(), backward_.end(), 0.0);
+    lambda_ = requestedLambda_;
     forwardEnergy_ = epsilon_;
     backwardEnergy_ = epsilon_ * std::pow(lambda_, -double(taps_));
     conversion_ = 1.0;
     pauses_.predictorsStarted();
-    sinceStart_ = 0;
+    sinceStart_ = runSinceStart_ = 0;
 }
 
 void FastRls::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -130,6 +139,10 @@ double FastRls::processSample(double d, double x)
     const bool adapt = pauses_.adapts(adapting_, windowEnergy_ >= silenceEnergy_, restart);
     if (restart)
         restartPredictors();
+    if (runSinceStart_ < 2 * N)
+        ++runSinceStart_;
+    else if (lambda_ != requestedLambda_)
+        lambda_ = requestedLambda_;   // (setLambda says why not before)
     const double dither = detail::ftfDither(ditherState_, predictorDither);
     predictorFarEnd_[pos_] = predictorFarEnd_[pos_ + R] = x + dither;
     const double* v = &predictorFarEnd_[pos_];   // the predictors' view of the same

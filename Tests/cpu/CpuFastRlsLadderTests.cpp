@@ -165,3 +165,45 @@ TEST_CASE("the three filters' output does not depend on how the signal is split 
     CHECK(eSplit == eWhole);
     CHECK(split->weights() == whole->weights());
 }
+
+TEST_CASE("at 10 dB echo-to-noise the shorter filters take twice the memory and leave less of the noise in the weights",
+          "[fastrls-ladder]")
+{
+    // A 300-tap path under white noise 10 dB down: every filter models it, and what each leaves of the echo
+    // is the noise's error in its weights, about taps / 2L of the noise for a memory of L samples. With the
+    // automatic memory (10 x the taps) the 1024-tap filter stalls 13 dB under the noise; with twice that, 16.
+    // The ladder (4096 taps, 2048 and 1024 beside it) over the last 2 s of 6 s must be within 1 dB of the
+    // 1024-tap filter with the longer memory, and 1.5 dB or more under it with the automatic one.
+    const std::size_t n = 96000;
+    const auto x = test::whiteNoise(n, 61u, 0.1);
+    const auto echo = test::convolve(x, test::randomSystem(300, 62u, 60.0));
+    double echoPower = 0.0;
+    for (const double v : echo)
+        echoPower += v * v;
+    const auto noise = test::whiteNoise(n, 63u, std::sqrt(echoPower / static_cast<double>(n) * 0.1));
+    std::vector<double> d(n);
+    for (std::size_t i = 0; i < n; ++i)
+        d[i] = echo[i] + noise[i];
+    const Echo c{test::cast<float>(x), test::cast<float>(d)};
+    const std::size_t last = n - 32000;
+    // The echo left in an output: the output less the noise, over the last 2 s, relative to the noise.
+    auto leftDb = [&](const std::vector<float>& e) {
+        double left = 0.0, noisePower = 0.0;
+        for (std::size_t i = last; i < n; ++i) {
+            left += (e[i] - noise[i]) * (e[i] - noise[i]);
+            noisePower += noise[i] * noise[i];
+        }
+        return 10.0 * std::log10(left / noisePower);
+    };
+    const auto ladder = aec::makeCpuRlsFilter(settingsFor(4096));
+    const double ladderDb = leftDb(runLadder(*ladder, c));
+    dsp::RlsSettings automaticMemory = settingsFor(1024), twiceMemory = settingsFor(1024);
+    twiceMemory.lambda = 1.0 - 1.0 / (20.0 * 1024);
+    const double automaticDb = leftDb(runAlone(automaticMemory, c)), twiceDb = leftDb(runAlone(twiceMemory, c));
+    INFO("echo left under the noise: ladder " << ladderDb << " dB, 1024 taps with 10 x memory " << automaticDb
+                                              << ", with 20 x " << twiceDb);
+    CHECK(automaticDb - twiceDb > 2.0);
+    CHECK(ladderDb < twiceDb + 1.0);
+    CHECK(ladderDb < automaticDb - 1.5);
+    CHECK(ladder->health().reinitialisations == 0);
+}

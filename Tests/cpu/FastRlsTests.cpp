@@ -54,7 +54,95 @@ std::vector<float> runBlocks(dsp::FastRls& rls, const Echo& c, const std::vector
     return e;
 }
 
+// The O(N^2) exponentially weighted RLS in float64, written out so that its forgetting factor can change
+// between samples (P(n) = (P(n-1) - k u^T P(n-1)) / lambda(n)): what FastRls::setLambda approximates.
+class ReferenceRls {
+public:
+    ReferenceRls(std::size_t taps, double epsilon, double lambda)
+        : n_(taps), p_(taps * taps, 0.0), w_(taps, 0.0), u_(taps, 0.0), pu_(taps, 0.0), lambda_(lambda)
+    {
+        for (std::size_t i = 0; i < n_; ++i)
+            p_[i * n_ + i] = 1.0 / epsilon;
+    }
+    void setLambda(double lambda) { lambda_ = lambda; }
+    double process(double d, double x)
+    {
+        std::copy_backward(u_.begin(), u_.end() - 1, u_.end());
+        u_[0] = x;
+        double e = d, upu = 0.0;
+        for (std::size_t i = 0; i < n_; ++i) {
+            e -= w_[i] * u_[i];
+            double acc = 0.0;
+            for (std::size_t j = 0; j < n_; ++j)
+                acc += p_[i * n_ + j] * u_[j];
+            pu_[i] = acc;
+            upu += u_[i] * acc;
+        }
+        const double denominator = lambda_ + upu;
+        for (std::size_t i = 0; i < n_; ++i) {
+            w_[i] += pu_[i] * e / denominator;
+            for (std::size_t j = 0; j < n_; ++j)
+                p_[i * n_ + j] = (p_[i * n_ + j] - pu_[i] * pu_[j] / denominator) / lambda_;
+        }
+        return e;
+    }
+    const std::vector<double>& weights() const { return w_; }
+
+private:
+    std::size_t n_;
+    std::vector<double> p_, w_, u_, pu_;
+    double lambda_;
+};
+
 } // namespace
+
+TEST_CASE("Fast RLS with a new forgetting factor follows the RLS whose forgetting factor changed at that sample",
+          "[dsp][rls][fast]")
+{
+    // The FTF is exact for one lambda; after setLambda its energies and gain are those of the old
+    // weighting, and the stabilisation pulls them to the new one. A memory of 20 x the taps, then 10 x
+    // (as the CPU ladder's companions when the echo-to-noise ratio rises), and back, at samples inside
+    // and after the predictors' first N samples.
+    for (const int taps : {16, 128}) {
+        for (const std::size_t change : {std::size_t(taps / 2), std::size_t(taps), std::size_t(3000)}) {
+            CAPTURE(taps, change);
+            const Echo c = makeEcho(12000, static_cast<std::size_t>(taps), 31u + static_cast<std::uint32_t>(taps), 1e-3);
+            const double longMemory = 1.0 - 1.0 / (20.0 * taps), shortMemory = 1.0 - 1.0 / (10.0 * taps);
+            dsp::RlsSettings s = settingsFor(taps);
+            s.delta = 1e-9;
+            s.lambda = longMemory;
+            dsp::FastRls fast;
+            fast.prepare(s);
+            ReferenceRls reference(static_cast<std::size_t>(taps), dsp::FastRls::initialEnergyPerDelta * s.delta, longMemory);
+            std::vector<float> e(c.x.size());
+            std::vector<double> er(c.x.size());
+            for (std::size_t n = 0; n < c.x.size(); ++n) {
+                if (n == change || n == change + 4000)
+                    fast.setLambda(n == change ? shortMemory : longMemory);
+                // The FTF takes a new lambda once its predictors have run 2 N samples.
+                if (n == std::max(change, std::size_t(2 * taps)) || n == change + 4000)
+                    reference.setLambda(n == change + 4000 ? longMemory : shortMemory);
+                fast.process({&c.d[n], 1}, {&c.x[n], 1}, {&e[n], 1});
+                er[n] = reference.process(c.d[n], c.x[n]);
+            }
+            const std::size_t settled = std::max<std::size_t>(change, 2000);
+            const double errorL2 = test::relativeL2<float, double>(std::span(e).subspan(settled), std::span(er).subspan(settled));
+            const double weightsL2 = test::relativeL2<float, double>(fast.weights(), reference.weights());
+            INFO("errors " << errorL2 << ", weights " << weightsL2);
+            CHECK(errorL2 < 3e-3);
+            CHECK(weightsL2 < 5e-4);
+            CHECK(fast.health().reinitialisations == 0);
+            CHECK(fast.lambda() == longMemory);
+            fast.reset();
+            CHECK(fast.lambda() == longMemory);
+        }
+    }
+    dsp::FastRls f;
+    f.prepare(settingsFor(8));
+    CHECK_THROWS_AS(f.setLambda(0.0), std::invalid_argument);
+    CHECK_THROWS_AS(f.setLambda(1.5), std::invalid_argument);
+    CHECK_THROWS_AS(f.setLambda(std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+}
 
 TEST_CASE("Fast RLS is the RLS: the float64 O(N^2) recursion's errors and weights on coloured noise", "[dsp][rls][fast]")
 {
