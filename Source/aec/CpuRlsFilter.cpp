@@ -67,7 +67,10 @@ using CpuMonoFastRlsFilter = CpuFastRlsFilter<dsp::FastRls>;
 // Twice the memory everywhere met issue 14's two low-ENR targets but lost 7.5 dB of near end in the
 // short corpus's double talk at 30 dB (a filter that leads on a short path remembered the double talk
 // twice as long: Tests/eval/results/2026-11-29/cpu-companion-memory); following the ratio, the files at
-// 30 dB and more keep their memory (Tests/eval/results/2026-11-29/cpu-companion-enr/).
+// 30 dB and more keep their memory (Tests/eval/results/2026-11-29/cpu-companion-enr/). A stereo far end's
+// filter runs this ladder on the channels' mean (CpuStereoFilter.cpp); where the channels differ the
+// mean cannot model the echo, its ratio reads low and its shorter filters take the longer memory, which
+// left the stereo files' figures as they were.
 class CpuFastRlsLadder final : public LinearEchoFilter {
 public:
     explicit CpuFastRlsLadder(const dsp::RlsSettings& settings) : lead_(1 + fastRlsCompanionTaps(settings.tapsPerChannel).size())
@@ -77,13 +80,16 @@ public:
             filters_.push_back(std::make_unique<CpuMonoFastRlsFilter>(companionSettings(settings, taps)));
             companionErrors_.emplace_back(SegmentLeader::kSegment);
         }
+        mic_.assign(SegmentLeader::kSegment, 0.0f);
     }
     void process(std::span<const float> mic, std::span<const float> ref, std::span<float> out) override
     {
         for (std::size_t at = 0; at < mic.size();) {
             const std::size_t n = std::min(mic.size() - at, lead_.samplesToSegmentEnd());
             const auto d = mic.subspan(at, n), x = ref.subspan(at, n);
-            // The companions first: out may alias mic, and the longest filter writes out.
+            // The companions first: out may alias mic, and the longest filter writes out (so the meter's
+            // echo estimate, mic - error, takes a copy of the microphone).
+            std::copy_n(d.begin(), n, mic_.begin());
             for (std::size_t k = 1; k < filters_.size(); ++k)
                 filters_[k]->process(d, x, std::span(companionErrors_[k - 1].data(), n));
             const std::span<float> e = out.subspan(at, n);
@@ -94,7 +100,7 @@ public:
             if (lead_.leader() != 0)
                 std::copy_n(companionErrors_[lead_.leader() - 1].data(), n, e.begin());
             for (std::size_t i = 0; i < n; ++i) {
-                const double echo = double(d[i]) - e[i];
+                const double echo = double(mic_[i]) - e[i];
                 farEnergy_ += double(x[i]) * x[i];
                 echoEnergy_ += echo * echo;
                 errorEnergy_ += double(e[i]) * e[i];
@@ -172,13 +178,14 @@ private:
             return;
         longMemory_ = enr_.low();
         for (std::size_t k = 1; k < filters_.size(); ++k) {
-            const int taps = filters_[k]->taps();
-            filters_[k]->setLambda(automaticLambda(longMemory_ ? 2 * taps : taps));
+            const double automatic = automaticLambda(filters_[k]->taps());
+            filters_[k]->setLambda(longMemory_ ? 1.0 - 0.5 * (1.0 - automatic) : automatic);
         }
     }
 
     std::vector<std::unique_ptr<CpuMonoFastRlsFilter>> filters_;   // [0]: the length asked for; then shorter
     std::vector<std::vector<float>> companionErrors_;              // one segment of each shorter filter's error
+    std::vector<float> mic_;                                       // one segment of the microphone
     SegmentLeader lead_;
     EchoToNoiseMeter enr_;
     double farEnergy_ = 0.0, echoEnergy_ = 0.0, errorEnergy_ = 0.0;   // of the segment so far (the leader's error)

@@ -196,7 +196,16 @@ TEST_CASE("at 10 dB echo-to-noise the shorter filters take twice the memory and 
         return 10.0 * std::log10(left / noisePower);
     };
     const auto ladder = aec::makeCpuRlsFilter(settingsFor(4096));
-    const double ladderDb = leftDb(runLadder(*ladder, c));
+    const std::vector<float> eLadder = runLadder(*ladder, c);
+    const double ladderDb = leftDb(eLadder);
+    // In place (out aliasing mic), in calls of 1000 samples: the same samples.
+    const auto inPlace = aec::makeCpuRlsFilter(settingsFor(4096));
+    std::vector<float> dInPlace = c.d;
+    for (std::size_t at = 0; at < n; at += 1000) {
+        const std::size_t len = std::min<std::size_t>(1000, n - at);
+        inPlace->process({dInPlace.data() + at, len}, {c.x.data() + at, len}, {dInPlace.data() + at, len});
+    }
+    CHECK(dInPlace == eLadder);
     dsp::RlsSettings automaticMemory = settingsFor(1024), twiceMemory = settingsFor(1024);
     twiceMemory.lambda = 1.0 - 1.0 / (20.0 * 1024);
     const double automaticDb = leftDb(runAlone(automaticMemory, c)), twiceDb = leftDb(runAlone(twiceMemory, c));

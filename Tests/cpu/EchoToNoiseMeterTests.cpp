@@ -84,6 +84,15 @@ TEST_CASE("the echo-to-noise meter reads the ratio within 2 dB and calls 10 dB l
         INFO("read " << r.db.back() << " dB");
         CHECK(std::abs(r.db.back() - enr) < 2.0);
         CHECK(r.low.back() == (enr < 20.0));
+        // At 30 dB and more the verdict is never low (the echo estimate here has converged from the start);
+        // at 10 dB it is low from the first 0.1 s of far end on.
+        std::size_t lowSegments = 0;
+        for (const bool low : r.low)
+            lowSegments += low;
+        if (enr < 20.0)
+            CHECK(lowSegments > r.low.size() * 9 / 10);
+        else
+            CHECK(lowSegments == 0);
     }
 }
 
@@ -135,6 +144,28 @@ TEST_CASE("the echo-to-noise meter counts only the segments where the far end pl
         meter.addSegment(nan, 1.0, 1.0);
     CHECK(meter.db() == 0.0);
     CHECK_FALSE(meter.low());
+    // A microphone of exact zeros at the start (the error 0) leaves the floor unknown, not pinned at 0:
+    // once the noise comes, the ratio is read from it.
+    aec::EchoToNoiseMeter silentStart;
+    for (int i = 0; i < 300; ++i)
+        silentStart.addSegment(1.0, 0.0, 0.0);
+    CHECK_FALSE(silentStart.known());
+    CHECK_FALSE(silentStart.low());
+    for (int i = 0; i < 300; ++i)
+        silentStart.addSegment(1.0, 1.0, 1e-3);   // echo 30 dB over the error
+    CHECK(silentStart.db() == Approx(30.0).margin(0.1));
+    CHECK_FALSE(silentStart.low());
+    // The far end's quiet segments (under a quarter of its recent mean) neither count towards the verdict
+    // nor break its run: 9 loud segments below 20 dB are not yet the 10 of the hold, with quiet ones between.
+    aec::EchoToNoiseMeter sparse;
+    for (int i = 0; i < 9; ++i) {
+        sparse.addSegment(1.0, 1.0, 0.1);        // 10 dB
+        for (int q = 0; q < 5; ++q)
+            sparse.addSegment(1e-3, 1.0, 0.1);
+    }
+    CHECK_FALSE(sparse.low());
+    sparse.addSegment(1.0, 1.0, 0.1);
+    CHECK(sparse.low());
     CHECK_THROWS_AS(aec::EchoToNoiseMeter(aec::EchoToNoiseSettings{.segmentSeconds = 0.0}), std::invalid_argument);
     CHECK_THROWS_AS(aec::EchoToNoiseMeter(aec::EchoToNoiseSettings{.lowBelowDb = 30.0, .highAboveDb = 20.0}),
                     std::invalid_argument);
