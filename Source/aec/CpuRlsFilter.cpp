@@ -105,8 +105,7 @@ public:
                 echoEnergy_ += echo * echo;
                 errorEnergy_ += double(e[i]) * e[i];
             }
-            lead_.advance(n);
-            if (lead_.samplesToSegmentEnd() == SegmentLeader::kSegment)
+            if (lead_.advance(n))
                 endSegment();
             at += n;
         }

@@ -13,11 +13,11 @@ void SegmentLeader::add(std::size_t k, std::span<const float> error)
     energy_[k] += sum;
 }
 
-void SegmentLeader::advance(std::size_t samples)
+bool SegmentLeader::advance(std::size_t samples)
 {
     inSegment_ += samples;
     if (inSegment_ < kSegment)
-        return;
+        return false;
     std::size_t best = leader_;
     for (std::size_t k = 0; k < energy_.size(); ++k)
         if (energy_[k] < energy_[best])
@@ -26,6 +26,7 @@ void SegmentLeader::advance(std::size_t samples)
         leader_ = best;
     std::fill(energy_.begin(), energy_.end(), 0.0);
     inSegment_ = 0;
+    return true;
 }
 
 void SegmentLeader::reset()

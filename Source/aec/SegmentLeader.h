@@ -27,8 +27,8 @@ public:
     std::size_t samplesToSegmentEnd() const { return kSegment - inSegment_; }
     // Filter k's error over the samples about to be advanced past.
     void add(std::size_t k, std::span<const float> error);
-    // The lead for the next segment is decided where this ends one.
-    void advance(std::size_t samples);
+    // The lead for the next segment is decided where this ends one; returns whether it did.
+    bool advance(std::size_t samples);
     std::size_t leader() const { return leader_; }
     // Filter 0 leads again, from a new segment.
     void reset();

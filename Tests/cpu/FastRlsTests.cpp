@@ -153,6 +153,23 @@ TEST_CASE("Fast RLS with a new forgetting factor follows the RLS whose forgettin
     changed.setLambda(other.lambda);
     changed.restartCovariance();
     CHECK(runBlocks(changed, c, {c.x.size()}) == runBlocks(freshOther, c, {c.x.size()}));
+    // The deferral to the sample 2 N after a start, exactly: a lambda set before the first sample, before
+    // sample 2 N - 1 or before sample 2 N gives the same bits; one set before sample 2 N + 1 does not.
+    auto setBefore = [&](std::size_t at) {
+        dsp::FastRls g;
+        g.prepare(s);
+        std::vector<float> e(c.x.size());
+        for (std::size_t n = 0; n < c.x.size(); ++n) {
+            if (n == at)
+                g.setLambda(other.lambda);
+            g.process({&c.d[n], 1}, {&c.x[n], 1}, {&e[n], 1});
+        }
+        return e;
+    };
+    const std::vector<float> atStart = setBefore(0);
+    CHECK(setBefore(63) == atStart);
+    CHECK(setBefore(64) == atStart);
+    CHECK(setBefore(65) != atStart);
     dsp::FastRls f;
     f.prepare(settingsFor(8));
     CHECK_THROWS_AS(f.setLambda(0.0), std::invalid_argument);

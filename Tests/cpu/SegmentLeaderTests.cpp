@@ -52,4 +52,9 @@ TEST_CASE("SegmentLeader: another filter leads only from a segment end, and only
     lead.reset();
     CHECK(lead.leader() == 0);
     CHECK(lead.samplesToSegmentEnd() == SegmentLeader::kSegment);
+    // advance() says whether it ended a segment.
+    CHECK_FALSE(lead.advance(100));
+    CHECK(lead.advance(60));
+    CHECK_FALSE(lead.advance(1));
+    CHECK(lead.advance(159));
 }
