@@ -16,8 +16,8 @@ namespace quell::eval {
 // best peer's instead of issue 7's 40 dB and 0.2 s, the same safety and near-end-alone targets; its
 // double-talk near-end SNR on this corpus's 5 s files misses issue 12's 32 / 26 dB, as its music misses
 // the peers', and both are printed, not asserted: README, "Short corpus ... asserted in CI"); or the
-// CPU's defaults' (the fast RLS at 256 ms with its shorter companions): the real-time filter's targets
-// and the double talk and music of the CI filter's.
+// CPU's defaults' (the fast RLS at 256 ms with its shorter companions): the real-time filter's targets,
+// the double talk and music of the CI filter's, and pink noise at 10 dB ENR against the best peer.
 enum class TargetProfile { CiRls, RealtimeCpu, CpuDefaults };
 
 // Checks one scenario. `results` holds every canceller's figures for it (Quell's named "quell"); `earlier`
