@@ -86,7 +86,7 @@ void FastRls::restartPredictors()
     backwardEnergy_ = epsilon_ * std::pow(lambda_, -double(taps_));
     conversion_ = 1.0;
     pauses_.predictorsStarted();
-    sinceStart_ = runSinceStart_ = 0;
+    sinceStart_ = 0;
 }
 
 void FastRls::process(std::span<const float> mic, std::span<const float> ref, std::span<float> out)
@@ -139,8 +139,8 @@ double FastRls::processSample(double d, double x)
     const bool adapt = pauses_.adapts(adapting_, windowEnergy_ >= silenceEnergy_, restart);
     if (restart)
         restartPredictors();
-    if (runSinceStart_ < 2 * N)
-        ++runSinceStart_;
+    if (sinceStart_ < 2 * N)
+        ++sinceStart_;
     else if (lambda_ != requestedLambda_)
         lambda_ = requestedLambda_;   // (setLambda says why not before)
     const double dither = detail::ftfDither(ditherState_, predictorDither);
@@ -159,8 +159,7 @@ double FastRls::processSample(double d, double x)
     // What the weights learn from: until the predictors' view has filled, the error of that view (see
     // the header); from then on it differs from the far end by the dither only.
     double learnt = e;
-    if (sinceStart_ < N) {
-        ++sinceStart_;
+    if (sinceStart_ <= N) {
         double echoSeen = 0.0;
         for (std::size_t i = 0; i < sinceStart_; ++i)
             echoSeen += w_[i] * v[i];

@@ -123,8 +123,7 @@ private:
     unsigned ditherState_ = 1;
     bool adapting_ = true;
     detail::FtfPauseRule pauses_;
-    std::size_t sinceStart_ = 0;               // samples since the predictors' start, up to N
-    std::size_t runSinceStart_ = 0;            // the same up to 2 N (setLambda)
+    std::size_t sinceStart_ = 0;               // samples since the predictors' start (this one included), up to 2 N
     std::vector<float> weightsOut_;
     RlsHealth health_{};
 };
