@@ -20,7 +20,8 @@ EchoToNoiseMeter::EchoToNoiseMeter(const EchoToNoiseSettings& settings) : settin
 
 void EchoToNoiseMeter::reset()
 {
-    farMean_ = error_ = floor_ = echo_ = 0.0;
+    error_ = floor_ = echo_ = 0.0;
+    farPlay_.reset();
     errorSegments_ = echoSegments_ = 0;
     belowRun_ = 0;
     low_ = false;
@@ -49,10 +50,8 @@ void EchoToNoiseMeter::addSegment(double farEnergy, double echoEnergy, double er
         error_ = errorSegments_ == 1 ? errorEnergy : error_ + 0.3 * (errorEnergy - error_);
         floor_ = errorSegments_ == 1 || error_ < floor_ ? error_ : floor_ * floorRise_;
     }
-    // The far end plays where its segment holds a quarter of its recent mean (rising fast, falling slowly,
-    // as the residual echo suppressor's): elsewhere the echo estimate is its reverberation or nothing.
-    farMean_ += (farEnergy > farMean_ ? 0.05 : 0.005) * (farEnergy - farMean_);
-    if (!(farEnergy > 0.0 && farEnergy >= 0.25 * farMean_))
+    // Where the far end does not play, the echo estimate is its reverberation or nothing.
+    if (!farPlay_.update(farEnergy))
         return;
     ++echoSegments_;
     echo_ += std::max(echoAveraging_, 1.0 / static_cast<double>(echoSegments_)) * (echoEnergy - echo_);

@@ -21,14 +21,16 @@
 // there is no verdict. A floor found in a quiet start sits under the noise that follows until it has risen
 // to it: the ratio errs high meanwhile, the safe side (the automatic memory).
 //
-// The verdict counts segments where the far end plays (its energy a quarter of its recent mean or more):
-// holdSeconds of them below lowBelowDb, in a row, however the far end's pauses spread them. At every start
-// the ratio is low until the filter has converged; a verdict that comes in that time is usually dropped
-// within a few segments (dsp::FastRls::setLambda defers a change for 2 N samples after its predictors'
-// start, which absorbs most of these).
+// The verdict counts segments where the far end plays (FarEndPlay: its energy a quarter of its recent
+// mean or more): holdSeconds of them below lowBelowDb, in a row, however the far end's pauses spread them.
+// At every start the ratio is low until the filter has converged; a verdict that comes in that time is
+// usually dropped within a few segments (dsp::FastRls::setLambda defers a change for 2 N samples after its
+// predictors' start, which absorbs most of these).
 //
 // Threading: one thread; nothing allocates.
 #include <cstddef>
+
+#include "aec/FarEndPlay.h"
 
 namespace quell::aec {
 
@@ -60,7 +62,8 @@ private:
     EchoToNoiseSettings settings_;
     double floorRise_ = 1.0, echoAveraging_ = 1.0;   // (set from the settings)
     int holdSegments_ = 1;
-    double farMean_ = 0.0, error_ = 0.0, floor_ = 0.0, echo_ = 0.0;
+    FarEndPlay farPlay_{0.0};
+    double error_ = 0.0, floor_ = 0.0, echo_ = 0.0;
     long errorSegments_ = 0, echoSegments_ = 0;
     int belowRun_ = 0;
     bool low_ = false;

@@ -136,7 +136,8 @@ void ResidualEchoSuppressor::reset()
     std::fill(bandRecent_.begin(), bandRecent_.end(), 0.0);
     noise_.reset();
     filled_ = 0;
-    reachDb_ = recentReductionDb_ = meanFarNow_ = 0.0;
+    reachDb_ = recentReductionDb_ = 0.0;
+    farPlay_.reset();
     meanGain_ = 1.0f;
     fallbackFrames_ = 0;
     pathChangeFrames_ = 0;
@@ -256,8 +257,7 @@ void ResidualEchoSuppressor::processFrame()
         farTotalNow += bandFarNow_[b];
         bandFloor_[b] = 0.0;
     }
-    meanFarNow_ += (farTotalNow > meanFarNow_ ? 0.05 : 0.005) * (farTotalNow - meanFarNow_);
-    const bool farPlays = farTotalNow > 1e-20 && farTotalNow >= 0.25 * meanFarNow_;
+    const bool farPlays = farPlay_.update(farTotalNow);
     if (pathChangeFrames_ > 0)
         --pathChangeFrames_;
     // A residual echo as long as the far end's speech is what a filter that does not yet model the echo

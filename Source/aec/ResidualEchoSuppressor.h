@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "aec/ComfortNoise.h"
+#include "aec/FarEndPlay.h"
 #include "aec/LoudspeakerExcessSpectrum.h"
 #include "aec/ResidualGainTracker.h"
 #include "dsp/Fft.h"
@@ -214,7 +215,8 @@ private:
     std::size_t historyFrames_ = 0, historyAt_ = 0;
     LoudspeakerExcessSpectrum excess_;
     double recent_ = 0.25, farMargin_ = 2.0, tailMargin_ = 2.0;
-    double reachDb_ = 0.0, recentReductionDb_ = 0.0, reachFallDb_ = 0.04, reachLostFallDb_ = 0.4, meanFarNow_ = 0.0;
+    double reachDb_ = 0.0, recentReductionDb_ = 0.0, reachFallDb_ = 0.04, reachLostFallDb_ = 0.4;
+    FarEndPlay farPlay_{1e-20};
     ComfortNoise noise_;
     int filled_ = 0;
     float rho_ = 0.0f, floorGain_ = 0.01f, fallbackRatio_ = 1.12f;
