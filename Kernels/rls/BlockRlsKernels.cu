@@ -3,6 +3,8 @@
 // against the CPU twin; Kernels/rls/NOTES.md (runs 13 and 14) says what each costs and what was tried.
 #include "rls/BlockRlsKernels.cuh"
 
+#include <algorithm>
+
 #include "common/CudaCheck.cuh"
 
 namespace quell::gpu::blockrls {
@@ -295,6 +297,178 @@ __global__ void __launch_bounds__(kWarps * 32) computeVKernel(Geometry g, Buffer
             }
         __syncthreads(); // the next pass rewrites the tile
     }
+}
+
+// V = P0 U for long filters as a GEMM's tiles. P is symmetric, so V's row r is P's column r times U: a
+// thread block takes 128 of V's rows (P's columns, read 16 bytes at a time along P's rows) and 64 steps,
+// and sums over one part of P's rows (tiledVSplitRange), 16 rows of P and U's matching columns staged in
+// shared memory at a time (two buffers: the next slice's global loads are in flight while this one is
+// summed). A thread holds 8 rows x 4 steps: per row of the slice, 8 values of P and 4 of U from shared
+// memory serve 32 multiply-adds, and a warp's 8 x 4 threads read 64 rows and 16 steps, each address
+// shared by 4 or 8 lanes (the row kernel's lanes each read a different quad of U per 16 multiply-adds,
+// and shared memory's bandwidth bounded it). The parts of a tile meet in the last of its
+// thread blocks to finish (a ticket), added in part order: every element of V has one order of
+// operations, whichever block finishes last and however a block's steps were split into calls.
+__global__ void __launch_bounds__(TiledVPolicy::threads, TiledVPolicy::blocksPerMultiprocessor)
+    computeVTiledKernel(Geometry g, Buffers all, int begin, int count)
+{
+    using Policy = TiledVPolicy;
+    constexpr int TN = Policy::steps / 16, BN = Policy::steps, BM = Policy::rows, BK = Policy::slice, threads = Policy::threads;
+    constexpr int UP = BN + 4; // U's staged rows padded: the transposing stores meet fewer bank conflicts
+    constexpr int loadsP = BK * BM / 4 / threads, quadsU = BN * BK / 4, loadsU = (quadsU + threads - 1) / threads;
+    static_assert(BM == 128 && BN == 64 && threads == 256 && loadsP * threads * 4 == BK * BM, "the tiles below assume this shape");
+    __shared__ __align__(16) float tileP[2][BK][BM];
+    __shared__ __align__(16) float tileU[2][BK][UP];
+    __shared__ unsigned lastPart;
+    const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    const int t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
+    const int splits = g.vSplits, range = tiledVSplitRange(g.taps, splits);
+    const int split = static_cast<int>(blockIdx.y) % splits, stepBlock = static_cast<int>(blockIdx.y) / splits;
+    const int rowBase = static_cast<int>(blockIdx.x) * BM, step0 = stepBlock * BN; // step0: from begin
+    const int cBegin = split * range, cEnd = min(g.taps, cBegin + range);
+    // This thread's rows rowBase + tr + 0..3 and + 32 + 0..3, and steps step0 + ts + 0..TN-1.
+    const int tr = (warp & 1) * 64 + (lane & 7) * 4;
+    const int ts = (warp >> 1) * (4 * TN) + (lane >> 3) * TN;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 stageP[loadsP], stageU[loadsU];
+    // Rows of P past cEnd (the part's or the taps' end) load as zeros, so U's columns there add exact
+    // zeros (U's columns past the taps are zero, never written).
+    auto loadSlice = [&](int c0) {
+#pragma unroll
+        for (int q = 0; q < loadsP; ++q) {
+            const int i = t + q * threads, c = c0 + (i >> 5), column = rowBase + 4 * (i & 31);
+            stageP[q] = (c < cEnd && column < g.stride) ? *reinterpret_cast<const float4*>(b.P + at(c, g.stride, column)) : zero;
+        }
+#pragma unroll
+        for (int q = 0; q < loadsU; ++q) {
+            const int i = t + q * threads, j = step0 + i / (BK / 4), column = c0 + 4 * (i % (BK / 4));
+            stageU[q] = (i < quadsU && j < count && column < g.stride) ? *reinterpret_cast<const float4*>(b.U + at(begin + j, g.stride, column))
+                                                                       : zero;
+        }
+    };
+    auto storeSlice = [&](int buffer) {
+#pragma unroll
+        for (int q = 0; q < loadsP; ++q) {
+            const int i = t + q * threads;
+            *reinterpret_cast<float4*>(&tileP[buffer][i >> 5][4 * (i & 31)]) = stageP[q];
+        }
+#pragma unroll
+        for (int q = 0; q < loadsU; ++q) {
+            const int i = t + q * threads, j = i / (BK / 4), c = 4 * (i % (BK / 4));
+            if (i < quadsU) {
+                tileU[buffer][c][j] = stageU[q].x;
+                tileU[buffer][c + 1][j] = stageU[q].y;
+                tileU[buffer][c + 2][j] = stageU[q].z;
+                tileU[buffer][c + 3][j] = stageU[q].w;
+            }
+        }
+    };
+    float acc[8][TN];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            acc[i][j] = 0.0f;
+    const int slices = (cEnd - cBegin + BK - 1) / BK;
+    loadSlice(cBegin);
+    storeSlice(0);
+    __syncthreads();
+    for (int sl = 0; sl < slices; ++sl) {
+        const int current = sl & 1;
+        if (sl + 1 < slices)
+            loadSlice(cBegin + (sl + 1) * BK);
+#pragma unroll
+        for (int c = 0; c < BK; ++c) {
+            const float4 p0 = *reinterpret_cast<const float4*>(&tileP[current][c][tr]);
+            const float4 p1 = *reinterpret_cast<const float4*>(&tileP[current][c][tr + 32]);
+            const float p[8] = {p0.x, p0.y, p0.z, p0.w, p1.x, p1.y, p1.z, p1.w};
+            const float4 v = *reinterpret_cast<const float4*>(&tileU[current][c][ts]);
+            const float u[TN] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] = fmaf(p[i], u[j], acc[i][j]);
+        }
+        // The buffer written next was last read in the previous slice, before the barrier that ended it.
+        if (sl + 1 < slices)
+            storeSlice(current ^ 1);
+        __syncthreads();
+    }
+    // A quad of rows r .. r + 3 of step j into V, within the taps.
+    auto storeV = [&](int j, int r, float4 v) {
+        float* out = b.V + at(begin + j, g.stride, r);
+        if (r + 3 < g.taps) {
+            *reinterpret_cast<float4*>(out) = v;
+        } else {
+            const float e[4] = {v.x, v.y, v.z, v.w};
+            for (int m = 0; m < 4 && r + m < g.taps; ++m)
+                out[m] = e[m];
+        }
+    };
+    // The thread's sums as quads of 4 rows: fn(step from begin, the quad's first row, its sums).
+    auto forEachQuad = [&](auto&& fn) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                fn(step0 + ts + j, rowBase + tr + 32 * h, make_float4(acc[4 * h][j], acc[4 * h + 1][j], acc[4 * h + 2][j], acc[4 * h + 3][j]));
+    };
+    if (splits == 1) {
+        forEachQuad([&](int step, int r, float4 v) {
+            if (step < count && r < g.taps)
+                storeV(step, r, v);
+        });
+        return;
+    }
+    // The parts, [part][step from begin][row], rows up to the stride (a multiple of 64: a quad that
+    // starts inside it ends inside it).
+    const std::size_t partSize = static_cast<std::size_t>(g.block) * static_cast<std::size_t>(g.stride);
+    forEachQuad([&](int step, int r, float4 v) {
+        if (step < count && r < g.stride)
+            *reinterpret_cast<float4*>(b.vParts + split * partSize + at(step, g.stride, r)) = v;
+    });
+    __threadfence(); // this block's parts are visible before its ticket is taken
+    __syncthreads();
+    if (t == 0) {
+        unsigned* ticket = b.vTickets + static_cast<std::size_t>(stepBlock) * gridDim.x + blockIdx.x;
+        lastPart = atomicAdd(ticket, 1u) == static_cast<unsigned>(splits - 1);
+        if (lastPart)
+            *ticket = 0; // every part has taken its ticket: zero for the next launch
+    }
+    __syncthreads();
+    if (!lastPart)
+        return;
+    __threadfence();
+    // The tile's quads, each the parts added in part order; the parts' loads (through L2: the other
+    // blocks' parts are not in this L1) issued together, Policy::maxSplits at most.
+    constexpr int quads = BN * BM / 4;
+    for (int i = t; i < quads; i += threads) {
+        const int step = step0 + i / (BM / 4), r = rowBase + 4 * (i % (BM / 4));
+        if (step >= count || r >= g.taps)
+            continue;
+        float4 v[Policy::maxSplits];
+#pragma unroll
+        for (int s = 0; s < Policy::maxSplits; ++s)
+            v[s] = s < splits ? __ldcg(reinterpret_cast<const float4*>(b.vParts + s * partSize + at(step, g.stride, r))) : zero;
+        float4 total = v[0];
+#pragma unroll
+        for (int s = 1; s < Policy::maxSplits; ++s)
+            if (s < splits) {
+                total.x += v[s].x;
+                total.y += v[s].y;
+                total.z += v[s].z;
+                total.w += v[s].w;
+            }
+        storeV(step, r, total);
+    }
+}
+
+void launchTiledV(const Geometry& g, const Buffers& b, int begin, int count, cudaStream_t stream)
+{
+    const dim3 grid(static_cast<unsigned>((g.stride + TiledVPolicy::rows - 1) / TiledVPolicy::rows),
+                    static_cast<unsigned>(g.vSplits * ((count + TiledVPolicy::steps - 1) / TiledVPolicy::steps)), static_cast<unsigned>(g.streams));
+    computeVTiledKernel<<<grid, TiledVPolicy::threads, 0, stream>>>(g, b, begin, count);
 }
 
 // Block (x, y): G(j, a) and H(j, a) for j = begin + x, a = y <= j.
@@ -817,6 +991,13 @@ unsigned blocksFor(std::size_t items, int threads) { return static_cast<unsigned
 
 } // namespace
 
+int tiledVSplits(int taps, int k)
+{
+    return taps >= TiledVPolicy::minTaps && k >= TiledVPolicy::minBlock
+               ? std::min(TiledVPolicy::maxSplits, (taps + TiledVPolicy::splitRange - 1) / TiledVPolicy::splitRange)
+               : 0;
+}
+
 void buildColumns(const Geometry& g, const Buffers& b, const float* history, const float* mic, int t0, int begin, int end,
                   bool adapting, const unsigned char* streamAdapting, double silenceEnergy, cudaStream_t stream)
 {
@@ -846,8 +1027,10 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
     // four: each tile of U staged in shared memory serves 32 rows (H100, 2026-11-28, one call, samples/s at
     // k = 32 / 64: N = 4096 200 k / 230 k -> 203 k / 236 k, 8192 73.4 k / 84.9 k -> 77.2 k / 90.6 k; at
     // 1024 and 2048 taps it lost 6 to 10 %, and V at 64 steps a pass, P read once per block of 64, lost
-    // 5 to 45 % at k = 64: Kernels/rls/NOTES.md run 19). V is the same to the bit for every choice: a
-    // (row, step)'s sum runs in one order whatever the rows per warp and the warps per block.
+    // 5 to 45 % at k = 64: Kernels/rls/NOTES.md run 19). V is the same to the bit for every row kernel: a
+    // (row, step)'s sum runs in one order whatever the rows per warp and the warps per block. Where the
+    // geometry asks for GEMM tiles (TiledVPolicy: from 4096 taps at k > 32, every stream of a batch alike),
+    // those sum instead, in their own fixed order (run 21).
     static const unsigned multiprocessors = [] {
         int device = 0, count = 0;
         QUELL_CUDA_CHECK(cudaGetDevice(&device));
@@ -857,7 +1040,9 @@ void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStrea
     const std::size_t taps = static_cast<std::size_t>(g.taps);
     const unsigned fourRowBlocks = blocksFor(taps, kVWarps * 4);
     const int count = end - begin;
-    if (g.streams == 1 && g.taps >= 4096)
+    if (g.vSplits > 0) {
+        launchTiledV(g, b, begin, count, stream);
+    } else if (g.streams == 1 && g.taps >= 4096)
         computeVKernel<4, 2 * kVWarps><<<dim3(blocksFor(taps, 2 * kVWarps * 4), 1, 1), 2 * kVWarps * 32, 0, stream>>>(g, b, begin, count);
     else if (g.streams > 1 && fourRowBlocks * streams(g) >= 4 * multiprocessors)
         computeVKernel<4><<<dim3(fourRowBlocks, 1, streams(g)), kVWarps * 32, 0, stream>>>(g, b, begin, count);

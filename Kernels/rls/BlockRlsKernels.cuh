@@ -37,7 +37,46 @@ struct Geometry {
     std::size_t historyPitch; // floats per far-end channel in the history window
     int streams;       // independent filters of the same geometry, run side by side (grid z)
     std::size_t callPitch;    // floats per stream in the mic and out buffers (maxCall)
+    int vSplits;       // V = P0 U as GEMM tiles with its sum over P's rows in this many parts (tiledVSplits), 0: by rows
 };
+
+// V = P0 U as a GEMM's tiles (computeVTiledKernel), where it measured faster than the row kernels: the
+// tuning in one place. On an H200, 2026-11-29 (Kernels/rls/NOTES.md run 21), samples/s of the whole
+// block: N = 4096, k = 64 241 k -> 272 k; 8192, k = 64 91.8 k -> 108 k. At k = 32 (a tile of 32 steps)
+// it lost 1 to 7 % at 4096 and 8192 taps, and at 1024 and 2048 taps it lost at both k (few tiles).
+struct TiledVPolicy {
+    static constexpr int rows = 128;       // V's rows per thread block (columns of P: P is symmetric)
+    static constexpr int steps = 64;       // V's steps per thread block, 4 a thread
+    static constexpr int slice = 16;       // rows of P staged in shared memory at a time (32 measured the same)
+    static constexpr int threads = 256;
+    static constexpr int blocksPerMultiprocessor = 2; // 3 (80 registers, a few spilled) measured 2 % slower
+    static constexpr int splitRange = 512; // rows of P per part of the sum, up to maxSplits parts (256: 7 % slower at 4096 taps)
+    static constexpr int maxSplits = 16;
+    static constexpr int minTaps = 4096;
+    static constexpr int minBlock = 33;    // the least k that takes tiles
+};
+
+// The parts of V's sum over P's rows for `taps` and the block's k (0 where computeV sums by rows). A
+// function of the geometry alone, so a stream of a batch sums in the order a lone filter does (the same
+// bits), whatever the streams.
+int tiledVSplits(int taps, int k);
+// Rows of P per part: the parts cover the taps in whole slices.
+__host__ __device__ inline int tiledVSplitRange(int taps, int splits)
+{
+    const int perSplit = (taps + splits - 1) / splits;
+    return (perSplit + TiledVPolicy::slice - 1) / TiledVPolicy::slice * TiledVPolicy::slice;
+}
+// Per stream: V's parts (splits x k rows of the stride) and the tickets that find each tile's last part.
+__host__ __device__ inline std::size_t tiledVPartsPerStream(int splits, int k, int stride)
+{
+    return splits > 1 ? static_cast<std::size_t>(splits) * static_cast<std::size_t>(k) * static_cast<std::size_t>(stride) : 0;
+}
+__host__ __device__ inline std::size_t tiledVTicketsPerStream(int splits, int k, int stride)
+{
+    return splits > 1 ? static_cast<std::size_t>((stride + TiledVPolicy::rows - 1) / TiledVPolicy::rows)
+                            * static_cast<std::size_t>((k + TiledVPolicy::steps - 1) / TiledVPolicy::steps)
+                      : 0;
+}
 
 struct Buffers {
     float* P;
@@ -57,6 +96,8 @@ struct Buffers {
     double* stepLambda;    // k: the forgetting factor each step of the block used (the elimination replays them)
     double* traceParts;    // (taps + 3) / 4: trace(P0) of each diagonal 4 x 4 tile, written by startBlock
     State* state;
+    float* vParts;         // tiledVPartsPerStream: V's parts, [part][step][row] (null when none)
+    unsigned* vTickets;    // tiledVTicketsPerStream: zero between launches (null when none)
 };
 
 // Stream s's buffers: each buffer holds `streams` equal parts, stream after stream (GpuBlockRls.cu
@@ -66,7 +107,9 @@ __host__ __device__ inline Buffers streamBuffers(const Geometry& g, const Buffer
     const std::size_t n = static_cast<std::size_t>(g.stride), k = static_cast<std::size_t>(g.block), i = static_cast<std::size_t>(s);
     return Buffers{b.P + i * n * n, b.w0 + i * n, b.U + i * k * n, b.V + i * k * n, b.Z + i * k * n, b.G + i * k * k,
                    b.H + i * k * k, b.A + i * k * k, b.C + i * k * k, b.b + i * k, b.s + i * k, b.y0 + i * k, b.d + i * k,
-                   b.paused + i * k, b.stepLambda + i * k, b.traceParts + i * (n / 4), b.state + i};
+                   b.paused + i * k, b.stepLambda + i * k, b.traceParts + i * (n / 4), b.state + i,
+                   b.vParts ? b.vParts + i * tiledVPartsPerStream(g.vSplits, g.block, g.stride) : nullptr,
+                   b.vTickets ? b.vTickets + i * tiledVTicketsPerStream(g.vSplits, g.block, g.stride) : nullptr};
 }
 
 // Every stage runs all g.streams streams (a launch's grid z); history, mic and out hold them stream after

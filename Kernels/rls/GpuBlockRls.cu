@@ -23,7 +23,8 @@ struct GpuBlockRls::Impl {
     blockrls::Buffers buffers{};
     Stream stream{Stream::Highest{}};
     Event start, stop;
-    DeviceBuffer<float> P, w0, U, V, Z, window[2], mic, out, weights;
+    DeviceBuffer<float> P, w0, U, V, Z, window[2], mic, out, weights, vParts;
+    DeviceBuffer<unsigned> vTickets;
     DeviceBuffer<double> G, H, A, C, b, s, y0, d, stepLambda, traceParts;
     DeviceBuffer<unsigned char> paused, streamAdapting, restartMarks;
     DeviceBuffer<blockrls::State> state;
@@ -111,8 +112,10 @@ std::string GpuBlockRls::whyNot(const dsp::RlsSettings& settings, int blockSize,
         const std::size_t stride = (static_cast<std::size_t>(settings.totalTaps()) + 63) / 64 * 64;
         std::size_t free = 0, total = 0;
         QUELL_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        const int splits = blockrls::tiledVSplits(settings.totalTaps(), blockSize);
         const std::size_t need = static_cast<std::size_t>(streams)
-                                 * (stride * stride * sizeof(float) + 4 * static_cast<std::size_t>(blockSize) * stride * sizeof(float));
+                                 * (stride * stride * sizeof(float) + 4 * static_cast<std::size_t>(blockSize) * stride * sizeof(float)
+                                    + blockrls::tiledVPartsPerStream(splits, blockSize, static_cast<int>(stride)) * sizeof(float));
         if (need > free)
             return "GPU block RLS: needs " + std::to_string(need >> 20) + " MiB of device memory, " + std::to_string(free >> 20) + " MiB free";
     } catch (const std::exception& e) {
@@ -137,6 +140,7 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     g.historyPitch = static_cast<std::size_t>(g.length - 1) + maxCall;
     g.streams = streams;
     g.callPitch = maxCall;
+    g.vSplits = blockrls::tiledVSplits(g.taps, blockSize);
     // Every buffer holds the streams' equal parts one after another (blockrls::streamBuffers).
     const std::size_t S = static_cast<std::size_t>(g.stride), k = static_cast<std::size_t>(blockSize);
     const std::size_t n = static_cast<std::size_t>(streams), C = static_cast<std::size_t>(g.channels);
@@ -146,6 +150,8 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.U.allocate(n * k * S);
     m.V.allocate(n * k * S);
     m.Z.allocate(n * k * S);
+    m.vParts.allocate(n * blockrls::tiledVPartsPerStream(g.vSplits, blockSize, g.stride));
+    m.vTickets.allocate(n * blockrls::tiledVTicketsPerStream(g.vSplits, blockSize, g.stride));
     for (auto& w : m.window)
         w.allocate(n * C * g.historyPitch);
     m.mic.allocate(n * maxCall);
@@ -176,7 +182,7 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.sanitised.assign(n, 0);
     m.buffers = blockrls::Buffers{m.P.get(), m.w0.get(), m.U.get(), m.V.get(), m.Z.get(), m.G.get(), m.H.get(), m.A.get(),
                                   m.C.get(), m.b.get(), m.s.get(), m.y0.get(), m.d.get(), m.paused.get(), m.stepLambda.get(),
-                                  m.traceParts.get(), m.state.get()};
+                                  m.traceParts.get(), m.state.get(), m.vParts.get(), m.vTickets.get()};
     reset();
 }
 
@@ -188,6 +194,8 @@ void GpuBlockRls::reset()
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
     for (auto* buffer : {&m.G, &m.H, &m.A, &m.C, &m.b, &m.s, &m.y0, &m.d, &m.stepLambda, &m.traceParts})
         QUELL_CUDA_CHECK(cudaMemsetAsync(buffer->get(), 0, buffer->bytes(), s));
+    if (m.vTickets.size() > 0)
+        QUELL_CUDA_CHECK(cudaMemsetAsync(m.vTickets.get(), 0, m.vTickets.bytes(), s));
     QUELL_CUDA_CHECK(cudaMemcpyAsync(m.state.get(), m.initialStates.data(), m.initialStates.size() * sizeof(blockrls::State),
                                      cudaMemcpyHostToDevice, s));
     m.stream.synchronize();
