@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,13 @@ TEST_CASE("quell-live runs 10 s on JACK's dummy driver, its blocks processed in 
     std::smatch m;
     REQUIRE(std::regex_search(out, m, std::regex("late blocks ([0-9]+) of ([0-9]+)")));
     const long late = std::stol(m[1].str()), blocks = std::stol(m[2].str());
+    // quell-live's summary and its timing line, printed whether the case passes or not, so that a run of
+    // the suite (ctest -V) shows what the engine saw beside the other tests.
+    for (const char* pattern : {"[^\n]*late blocks [0-9]+ of [0-9]+[^\n]*", "[^\n]*p99 [0-9]+ us[^\n]*"}) {
+        std::smatch line;
+        if (std::regex_search(out, line, std::regex(pattern)))
+            std::printf("quell-live on JACK's dummy driver: %s\n", line[0].str().c_str());
+    }
     CHECK(blocks >= 460); // 10 s of 1024-sample callbacks at 48 kHz: 468.75
     CHECK(late * 100 <= blocks);
     REQUIRE(std::regex_search(out, m, std::regex("p99 ([0-9]+) us")));
