@@ -46,6 +46,9 @@ struct FilterPlan {
     // channels' mean that runs beside the Kalman filter; with CpuRls, the two-channel fast RLS of `rls`
     // leads them. None otherwise.
     std::optional<dsp::RlsSettings> stereoMeanRls;
+    // ... and with them, where the budget has room (offline always), a two-channel fast RLS of half the
+    // taps with its own automatic memory (CpuStereoFilter.cpp says why).
+    std::optional<dsp::RlsSettings> stereoHalfRls;
     dsp::ProcessSpec spec{};    // the canceller's (the Kalman filter's prior decays per second; the GPU's buffers)
     std::string choice;         // how the filter was chosen, shown after its description, e.g. " (automatic: 256 ms)"
     std::string fallbackReason; // Backend::Auto did not get the GPU: why (empty otherwise)

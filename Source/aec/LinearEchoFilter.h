@@ -88,10 +88,12 @@ std::vector<int> fastRlsCompanionTaps(int taps);
 // float32 partitioned-block frequency-domain Kalman filter on the CPU (dsp::Pbfdkf).
 std::unique_ptr<LinearEchoFilter> makeCpuKalmanFilter(const dsp::PbfdkfSettings& settings);
 // Two far-end channels on the CPU: the two-channel fast RLS of `stereo` where given, the Kalman filter of
-// `kalman` (two channels) and the fast RLS of `mean` (one channel, makeCpuRlsFilter) on the channels'
-// mean, side by side, the one with the lowest error leading (CpuStereoFilter.cpp says why).
+// `kalman` (two channels), the two-channel fast RLS of `half` where given (with `stereo` only; at most
+// its taps) and the fast RLS of `mean` (one channel, makeCpuRlsFilter) on the channels' mean, side by
+// side, the one with the lowest error leading (CpuStereoFilter.cpp says why).
 std::unique_ptr<LinearEchoFilter> makeCpuStereoFilter(const dsp::PbfdkfSettings& kalman, const dsp::RlsSettings& mean,
-                                                      const std::optional<dsp::RlsSettings>& stereo = std::nullopt);
+                                                      const std::optional<dsp::RlsSettings>& stereo = std::nullopt,
+                                                      const std::optional<dsp::RlsSettings>& half = std::nullopt);
 // float32 NLMS on the CPU, one far-end channel.
 std::unique_ptr<LinearEchoFilter> makeCpuNlmsFilter(int taps);
 // float32 RLS on the GPU (throws std::invalid_argument where gpuRlsWhyNot() has a reason).

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // A stereo far end on the CPU (makeCpuStereoFilter, Source/aec/CpuStereoFilter.cpp): the two-channel
 // Kalman filter with the fast RLS on the channels' mean beside it, checked against the Kalman filter alone,
-// and with the two-channel fast RLS leading them.
+// with the two-channel fast RLS leading them, and with a shorter two-channel fast RLS beside it too.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -223,4 +225,78 @@ TEST_CASE("the three stereo filters' output does not depend on how the signal is
     dsp::RlsSettings mono = stereoRlsSettings();
     mono.channels = 1;
     CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), mono), std::invalid_argument);
+}
+
+namespace {
+
+// The shorter two-channel fast RLS beside the long one: half the taps, its own automatic memory.
+dsp::RlsSettings halfRlsSettings()
+{
+    dsp::RlsSettings r = stereoRlsSettings();
+    r.tapsPerChannel = kTaps / 2;
+    r.lambda = 1.0 - 1.0 / 10240.0;
+    return r;
+}
+
+// Each channel's weights of `shorter` (channel-major) at the start of that channel's `taps`, zeros after.
+std::vector<float> spread(const std::vector<float>& shorter, int taps)
+{
+    const std::size_t h = shorter.size() / 2, full = static_cast<std::size_t>(taps);
+    std::vector<float> w(2 * full, 0.0f);
+    for (std::size_t ch = 0; ch < 2; ++ch)
+        std::copy_n(shorter.begin() + static_cast<std::ptrdiff_t>(ch * h), h, w.begin() + static_cast<std::ptrdiff_t>(ch * full));
+    return w;
+}
+
+} // namespace
+
+TEST_CASE("with a shorter two-channel fast RLS beside them, its weights are spread to the full length where it leads", "[stereo-filter]")
+{
+    // Paths of 400 taps fit the shorter filter. The long one starts from a covariance 10^6 times too small
+    // (delta), so over the first seconds it learns slowly and the shorter one leads: the output is its
+    // error, and the weights copied are its own, each channel's at the start of that channel's taps.
+    const StereoEcho c = makeStereoEcho(32000, false, 16u);
+    dsp::RlsSettings slow = stereoRlsSettings();
+    slow.delta = 1e4;
+    const auto four = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), slow, halfRlsSettings());
+    const auto half = aec::makeCpuRlsFilter(halfRlsSettings());
+    const auto longAlone = aec::makeCpuRlsFilter(slow);
+    const std::vector<float> eFour = run(*four, c), eHalf = run(*half, c), eLong = run(*longAlone, c);
+    const double withHalf = reductionDb(c, eFour, 16000, 32000), halfAlone = reductionDb(c, eHalf, 16000, 32000),
+                 longOnly = reductionDb(c, eLong, 16000, 32000);
+    INFO("echo reduction over the second second: " << withHalf << " dB with the shorter filter beside them, " << halfAlone
+                                                   << " by it alone, " << longOnly << " by the slow long filter alone");
+    CHECK(longOnly < halfAlone - 10.0);
+    CHECK(withHalf > 38.0);
+    CHECK(std::abs(withHalf - halfAlone) < 0.5);
+    const std::vector<float> w = four->weights();
+    REQUIRE(w.size() == 2 * static_cast<std::size_t>(kTaps));
+    CHECK(w == spread(half->weights(), kTaps));
+    std::vector<float> odd(2 * static_cast<std::size_t>(kTaps) + 1, 1.0f);   // a longer span: the rest zero
+    four->copyWeights(odd);
+    CHECK(std::vector<float>(odd.begin(), odd.end() - 1) == w);
+    CHECK(odd.back() == 0.0f);
+    CHECK_THAT(four->description(), Catch::Contains("Kalman filter") && Catch::Contains(", the CPU float64 fast RLS, 2 far-end channels x 512 taps and the "
+                                                                                       "channels' mean through the CPU float64 fast RLS, 1024 taps"));
+}
+
+TEST_CASE("the four stereo filters' output does not depend on how the signal is split into calls; the shorter one needs the long one",
+          "[stereo-filter]")
+{
+    const StereoEcho c = makeStereoEcho(12000, false, 17u);
+    const auto whole = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings(), halfRlsSettings());
+    const std::vector<float> eWhole = run(*whole, c);
+    const auto split = aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings(), halfRlsSettings());
+    const std::vector<float> eSplit = test::processInSplitCalls(*split, c.d, c.x, 2);
+    CHECK(test::realtimeViolations().allocations == 0);
+    CHECK(test::realtimeViolations().locks == 0);
+    CHECK(eSplit == eWhole);
+    CHECK(split->weights() == whole->weights());
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), std::nullopt, halfRlsSettings()), std::invalid_argument);
+    dsp::RlsSettings longer = halfRlsSettings();
+    longer.tapsPerChannel = 2 * kTaps;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings(), longer), std::invalid_argument);
+    dsp::RlsSettings mono = halfRlsSettings();
+    mono.channels = 1;
+    CHECK_THROWS_AS(aec::makeCpuStereoFilter(kalmanSettings(), meanSettings(), stereoRlsSettings(), mono), std::invalid_argument);
 }

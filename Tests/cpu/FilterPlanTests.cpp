@@ -129,18 +129,26 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
         CHECK(r.plan.stereoMeanRls->channels == 1);
         CHECK(r.plan.stereoMeanRls->tapsPerChannel == 4096);
         CHECK(r.plan.stereoMeanRls->lambda == Approx(1.0 - 1.0 / 40960.0));   // a mono filter's memory at 4096 taps
+        REQUIRE(r.plan.stereoHalfRls);   // offline, the shorter two-channel fast RLS runs too
+        CHECK(r.plan.stereoHalfRls->channels == 2);
+        CHECK(r.plan.stereoHalfRls->tapsPerChannel == 2048);
+        CHECK(r.plan.stereoHalfRls->lambda == Approx(1.0 - 1.0 / 40960.0));   // its own automatic memory: 10 x 2 x 2048
         CHECK_THAT(aec::makeLinearFilter(r.plan)->description(),
                    Catch::StartsWith("CPU float64 fast RLS, 2 far-end channels x 4096 taps")
                        && Catch::Contains("Kalman filter, 2 far-end channels x 4096 taps")
-                       && Catch::Contains("channels' mean through the CPU float64 fast RLS, 4096 taps"));
+                       && Catch::Contains(", the CPU float64 fast RLS, 2 far-end channels x 2048 taps and the channels' mean through the CPU "
+                                          "float64 fast RLS, 4096 taps"));
         s.filter = aec::FilterKind::Kalman;
         r = aec::planLinearFilter(s, stereoSpec);
         REQUIRE(r.ok());
         CHECK(r.plan.engine == FilterEngine::CpuKalman);
         CHECK_FALSE(r.plan.stereoMeanRls);
+        CHECK_FALSE(r.plan.stereoHalfRls);
         CHECK(aec::planLinearFilter(cpuOffline(0), kBlock160).plan.stereoMeanRls == std::nullopt);   // mono
+        CHECK(aec::planLinearFilter(cpuOffline(0), kBlock160).plan.stereoHalfRls == std::nullopt);
 
-        // In real time all three run where they fit 80 % of the budget; else the two-channel fast RLS alone;
+        // In real time all four run where they fit 80 % of the budget; else the three without the shorter
+        // two-channel fast RLS; else the two-channel fast RLS alone;
         // else the Kalman filter with the mean's RLS; else the Kalman filter alone. The choice says which and
         // what it costs.
         s = cpuOffline(0);
@@ -149,18 +157,28 @@ TEST_CASE("the filter plan on the CPU: RLS at the length asked, the Kalman filte
             return aec::planLinearFilter(s, stereoSpec).plan;
         };
         aec::FilterPlan p = planAt(4.0);
-        CHECK(p.engine == FilterEngine::CpuRls);   // about 0.35 of a core here
+        CHECK(p.engine == FilterEngine::CpuRls);   // about 0.45 of a core here
         CHECK(p.stereoMeanRls);
+        CHECK(p.stereoHalfRls);
         CHECK_THAT(p.choice, Catch::Matches(R"( \([0-9.]+ of a core\).*)"));
         const double kalmanAndMean = (aec::measureKalmanSecondsPerSample(p.kalmanSettings())
                                       + aec::measureRlsSecondsPerSample(4096, 1)) * 16000.0;
         const double stereoRls = aec::measureRlsSecondsPerSample(4096, 2) * 16000.0;
         const double all = kalmanAndMean + stereoRls;
-        INFO("Kalman and mean " << kalmanAndMean << ", two-channel fast RLS " << stereoRls << ", all " << all << " of a core");
+        const double withHalf = all + aec::measureRlsSecondsPerSample(2048, 2) * 16000.0;
+        INFO("Kalman and mean " << kalmanAndMean << ", two-channel fast RLS " << stereoRls << ", all three " << all << ", with the shorter "
+                                << withHalf << " of a core");
+        // A budget between all three and all four: the three.
+        p = planAt(std::sqrt(all * withHalf) / aec::kRealtimeHeadroom);
+        CHECK(p.engine == FilterEngine::CpuRls);
+        CHECK(p.stereoMeanRls);
+        CHECK_FALSE(p.stereoHalfRls);
+        CHECK_THAT(p.choice, Catch::Matches(R"( \([0-9.]+ of a core\).*)"));
         // A budget between the fast RLS alone and all three (0.25 and 0.35 here), by their geometric mean.
         p = planAt(std::sqrt(stereoRls * all) / aec::kRealtimeHeadroom);
         CHECK(p.engine == FilterEngine::CpuRls);
         CHECK_FALSE(p.stereoMeanRls);
+        CHECK_FALSE(p.stereoHalfRls);
         CHECK_THAT(p.choice, Catch::StartsWith(" (alone, "));
         CHECK(aec::makeLinearFilter(p)->description() == "CPU float64 fast RLS, 2 far-end channels x 4096 taps");
         // Between the Kalman filter with the mean's RLS and the fast RLS alone (0.15 and 0.25 here), where
