@@ -174,13 +174,10 @@ public:
     }
     std::string description() const override
     {
-        std::string d = filters_[0]->description();
-        if (half_ != 0)
-            d += ", beside it the " + filters_[1]->description() + ", the " + filters_[half_]->description() + " and";
-        else if (filters_.size() == 3)
-            d += ", beside it the " + filters_[1]->description() + " and";
-        else
-            d += ", beside it";
+        // "A, beside it the B, the C and the channels' mean through the D".
+        std::string d = filters_[0]->description() + ", beside it";
+        for (std::size_t k = 1; k + 1 < filters_.size(); ++k)
+            d += " the " + filters_[k]->description() + (k + 2 < filters_.size() ? "," : " and");
         return d + " the channels' mean through the " + filters_.back()->description();
     }
     bool onGpu() const override { return false; }

@@ -214,12 +214,13 @@ void planStereoFilter(const EchoCancellerSettings& settings, FilterPlan& plan)
     dsp::ProcessSpec mono = plan.spec;
     mono.channels = 1;
     const dsp::RlsSettings mean = rlsFor(settings, mono, plan.rls.tapsPerChannel);
-    const dsp::RlsSettings half = rlsFor(settings, plan.spec, plan.rls.tapsPerChannel / 2);
+    std::optional<dsp::RlsSettings> half;
+    if (plan.rls.tapsPerChannel / 2 >= 2)
+        half = rlsFor(settings, plan.spec, plan.rls.tapsPerChannel / 2);
     plan.engine = FilterEngine::CpuRls;
     if (settings.cpuRealtimeBudget <= 0.0) {
         plan.stereoMeanRls = mean;
-        if (half.tapsPerChannel >= 2)
-            plan.stereoHalfRls = half;
+        plan.stereoHalfRls = half;
         return;
     }
     const int rate = plan.spec.sampleRate;
@@ -229,8 +230,8 @@ void planStereoFilter(const EchoCancellerSettings& settings, FilterPlan& plan)
     const double all = withMean + stereo;
     const double budget = kRealtimeHeadroom * settings.cpuRealtimeBudget;
     char why[220];
-    const double withHalf = all <= budget && half.tapsPerChannel >= 2 ? all + measureRlsSecondsPerSample(half.tapsPerChannel, 2) * rate : 0.0;
-    if (withHalf > 0.0 && withHalf <= budget) {
+    const double withHalf = half && all <= budget ? all + measureRlsSecondsPerSample(half->tapsPerChannel, 2) * rate : 0.0;
+    if (half && all <= budget && withHalf <= budget) {
         plan.stereoMeanRls = mean;
         plan.stereoHalfRls = half;
         std::snprintf(why, sizeof why, " (%.2f of a core)", withHalf);

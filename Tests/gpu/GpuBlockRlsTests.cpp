@@ -112,6 +112,24 @@ std::vector<float> sliceStreams(const std::vector<float>& all, std::size_t strea
     return slice;
 }
 
+// `streams` streams of `samples` samples (mic planar; ref planar with `width` far-end values a sample)
+// through a batch in calls of 1000 then 37 samples, cycled: each stream's output, stream after stream.
+std::vector<float> runBatchInCalls(GpuBlockRls& batch, const std::vector<float>& mic, const std::vector<float>& ref, std::size_t streams,
+                                   std::size_t samples, std::size_t width)
+{
+    std::vector<float> out(streams * samples, std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t pos = 0, call = 0; pos < samples; ++call) {
+        const std::size_t n = std::min(samples - pos, call % 2 == 0 ? std::size_t{1000} : std::size_t{37});
+        const std::vector<float> m = sliceStreams(mic, streams, samples, 1, pos, n), r = sliceStreams(ref, streams, samples, width, pos, n);
+        std::vector<float> o(streams * n);
+        batch.processBatch(m.data(), r.data(), o.data(), n);
+        for (std::size_t i = 0; i < streams; ++i)
+            std::copy_n(o.begin() + static_cast<std::ptrdiff_t>(i * n), n, out.begin() + static_cast<std::ptrdiff_t>(i * samples + pos));
+        pos += n;
+    }
+    return out;
+}
+
 // `streams` echoes of coloured noise through 128-tap paths (seeds from seed0 on), their microphones and
 // far ends stream after stream (the batch's planar layout).
 void stackStreams(std::size_t streams, std::size_t samples, std::uint32_t seed0, std::vector<Echo>& echoes, std::vector<float>& mic,
@@ -405,16 +423,7 @@ TEST_CASE("GPU block RLS: every stream of a batch outputs what a filter of its o
         batch.prepare(s, shape.k, 1000, shape.streams);
         REQUIRE(batch.streams() == shape.streams);
         CHECK_THROWS_AS(batch.process(mic.data(), ref.data(), out.data(), 10), std::logic_error);
-        // The batch in calls of 1000 then 37 samples, cycled: planar buffers of each call's length.
-        for (std::size_t pos = 0, call = 0; pos < samples; ++call) {
-            const std::size_t n = std::min(samples - pos, call % 2 == 0 ? std::size_t{1000} : std::size_t{37});
-            const std::vector<float> m = sliceStreams(mic, S, samples, 1, pos, n), r = sliceStreams(ref, S, samples, C, pos, n);
-            std::vector<float> o(S * n);
-            batch.processBatch(m.data(), r.data(), o.data(), n);
-            for (std::size_t i = 0; i < S; ++i)
-                std::copy_n(o.begin() + static_cast<std::ptrdiff_t>(i * n), n, out.begin() + static_cast<std::ptrdiff_t>(i * samples + pos));
-            pos += n;
-        }
+        out = runBatchInCalls(batch, mic, ref, S, samples, C);
         for (std::size_t i = 0; i < S; ++i) {
             if (S > 8 && i > 2 && i + 1 < S)
                 continue; // of 37 streams, the first three and the last are compared
@@ -448,7 +457,7 @@ TEST_CASE("GPU block RLS from 4096 taps at k = 64 (V as a GEMM's tiles): call sp
     for (const int k : {64, 96}) {
         INFO("k " << k);
         std::vector<Echo> echoes;
-        std::vector<float> mic(S * samples), ref(S * samples), out(S * samples, std::numeric_limits<float>::quiet_NaN());
+        std::vector<float> mic(S * samples), ref(S * samples);
         for (std::size_t i = 0; i < S; ++i) {
             Echo c = makeEcho(samples, taps, 4100u + static_cast<std::uint32_t>(i), true);
             std::copy(c.d.begin(), c.d.end(), mic.begin() + static_cast<std::ptrdiff_t>(i * samples));
@@ -468,15 +477,7 @@ TEST_CASE("GPU block RLS from 4096 taps at k = 64 (V as a GEMM's tiles): call sp
         REQUIRE(allFinite(a));
         CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
         CHECK(whole.weights() == split.weights());
-        for (std::size_t pos = 0, call = 0; pos < samples; ++call) {
-            const std::size_t n = std::min(samples - pos, call % 2 == 0 ? std::size_t{1000} : std::size_t{37});
-            const std::vector<float> m = sliceStreams(mic, S, samples, 1, pos, n), r = sliceStreams(ref, S, samples, 1, pos, n);
-            std::vector<float> o(S * n);
-            batch.processBatch(m.data(), r.data(), o.data(), n);
-            for (std::size_t i = 0; i < S; ++i)
-                std::copy_n(o.begin() + static_cast<std::ptrdiff_t>(i * n), n, out.begin() + static_cast<std::ptrdiff_t>(i * samples + pos));
-            pos += n;
-        }
+        const std::vector<float> out = runBatchInCalls(batch, mic, ref, S, samples, 1);
         CHECK(std::memcmp(a.data(), out.data(), a.size() * sizeof(float)) == 0);
         CHECK(whole.weights() == batch.weights(0));
         GpuBlockRls second;
