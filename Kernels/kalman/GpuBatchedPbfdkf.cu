@@ -46,7 +46,7 @@ struct GpuBatchedPbfdkf::Impl {
     DeviceBuffer<float> uncertainty, previousRef, mic, ref, out;
     DeviceBuffer<double> priorProfile;
     DeviceBuffer<kalman::StreamScalars> scalars;
-    DeviceBuffer<unsigned char> adapting, controls;
+    DeviceBuffer<unsigned char> adapting, held, controls;
     PinnedBuffer<float> hostMic, hostRef, hostOut;   // one block of every stream (processBlock)
     // mirrorState(): every stream's taps and scalars after each call, on the device and here.
     bool mirroring = false;
@@ -127,6 +127,7 @@ void GpuBatchedPbfdkf::prepare(const dsp::PbfdkfSettings& settings, int streams,
     m.previousRef.allocate(S * static_cast<std::size_t>(block));
     m.scalars.allocate(S);
     m.adapting.allocate(S);
+    m.held.allocate(S);
     m.controls.allocate(S);
     m.mirroring = false;
     m.mic.allocate(chunk);
@@ -166,7 +167,7 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
 }
 
 void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream, std::size_t hostPitchSamples,
-                               const unsigned char* adapting)
+                               const unsigned char* adapting, const unsigned char* held)
 {
     Impl& m = *impl_;
     const kalman::BatchGeometry& g = m.geometry;
@@ -177,6 +178,9 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
     cudaStream_t s = m.stream.get();
     if (adapting != nullptr)
         QUELL_CUDA_CHECK(cudaMemcpyAsync(m.adapting.get(), adapting, S, cudaMemcpyHostToDevice, s));
+    const bool anyHeld = held != nullptr && std::any_of(held, held + S, [](unsigned char h) { return h != 0; });
+    if (anyHeld)
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.held.get(), held, S, cudaMemcpyHostToDevice, s));
     const int threads = KalmanLaunchPolicy::threadsPerStream(g.block);
     m.lastMs = 0.0;
     if (hostPitchSamples < samplesPerStream)
@@ -191,7 +195,8 @@ void GpuBatchedPbfdkf::process(const float* mic, const float* ref, float* out, s
         m.start.record(s);
         for (std::size_t offset = 0; offset < n; offset += B) {
             m.newest = (m.newest + g.partitions - 1) % g.partitions;
-            kalman::BlockIo io{m.mic.get(), m.ref.get(), m.out.get(), n, offset, adapting != nullptr ? m.adapting.get() : nullptr, m.newest};
+            kalman::BlockIo io{m.mic.get(),  m.ref.get(), m.out.get(), n, offset, adapting != nullptr ? m.adapting.get() : nullptr,
+                               anyHeld ? m.held.get() : nullptr, m.newest};
             kalman::launchBlock(g, m.state(), m.schedule, io, threads, s);
         }
         m.stop.record(s);

@@ -42,9 +42,12 @@ public:
     void process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream,
                  const unsigned char* adapting = nullptr);
     // The same with stream s's samples at s * hostPitch (hostPitch >= samplesPerStream): a caller's
-    // staging sized for its longest call.
+    // staging sized for its longest call. held: one flag per stream, or nullptr; a held stream sits the
+    // call out: its samples are not used, its out holds nothing of use, and its state stays as it was, so
+    // its outputs over the calls it takes part in are those of a filter given only those calls (a
+    // server's call whose block came late goes on from where it was when the block comes).
     void process(const float* mic, const float* ref, float* out, std::size_t samplesPerStream, std::size_t hostPitch,
-                 const unsigned char* adapting);
+                 const unsigned char* adapting, const unsigned char* held = nullptr);
 
     // Before the next block, per stream (streams() of them, Control values): Keep; RestartUncertainty
     // (dsp::Pbfdkf::restartUncertainty); Reset, the stream starts again from its initial state (as

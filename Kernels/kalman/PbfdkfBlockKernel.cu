@@ -87,8 +87,15 @@ __global__ void __launch_bounds__(256) pbfdkfBlockKernel(BatchGeometry g, BatchS
     const float* mic = io.mic + static_cast<std::size_t>(stream) * io.stride + io.offset;
     const float* ref = io.ref + static_cast<std::size_t>(stream) * io.stride + io.offset;
     float* out = io.out + static_cast<std::size_t>(stream) * io.stride + io.offset;
-    // The ring slot p blocks ago.
-    auto slot = [&](int p) { return spectra + static_cast<std::size_t>((io.newest + p) % P) * partitionStride; };
+    if (io.held != nullptr && io.held[stream] != 0) {
+        // The batch's ring moves on by one slot; the stream's stays where it was.
+        if (tid == 0)
+            scalars.ringShift = (scalars.ringShift + 1) % P;
+        return;
+    }
+    // The ring slot p blocks ago (every thread reads the shift before any writes the scalars).
+    const int ring = io.newest + scalars.ringShift;
+    auto slot = [&](int p) { return spectra + static_cast<std::size_t>((ring + p) % P) * partitionStride; };
 
     fillTwiddles(sh.twiddles, M);
     if (tid == 0)

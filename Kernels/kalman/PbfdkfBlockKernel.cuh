@@ -30,6 +30,8 @@ struct StreamScalars {
     int priorSamples = 0;                   // while pending: the stretch's samples so far,
     double priorFarEnergy = 0.0;            // and its far-end and microphone energies
     double priorMicEnergy = 0.0;            // (dsp::kPriorMeasureSamples)
+    int ringShift = 0;                      // blocks the stream sat out (mod P): its ring's newest slot is
+                                            // the batch's plus this, so its spectra stay in order
 };
 
 struct BatchGeometry {
@@ -66,7 +68,10 @@ struct BlockIo {
     std::size_t stride = 0;
     std::size_t offset = 0;
     const unsigned char* adapting = nullptr;   // [stream]; nullptr: every stream adapts
-    int newest = 0;                            // ring slot of this block's far-end spectrum
+    // [stream]; nullptr: none. A held stream sits the block out: nothing of its state changes but its
+    // ring shift, and its out is not written (GpuBatchedPbfdkf::process).
+    const unsigned char* held = nullptr;
+    int newest = 0;                            // the batch's ring slot of this block's far-end spectrum
 };
 
 // Shared memory of one thread block, in bytes.

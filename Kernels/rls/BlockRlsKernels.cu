@@ -51,6 +51,8 @@ __global__ void buildColumnsKernel(Geometry g, Buffers all, const float* history
     if (streamAdapting != nullptr && !streamAdapting[blockIdx.z])
         adapting = false;
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     history += blockIdx.z * static_cast<std::size_t>(g.channels) * g.historyPitch;
     mic += blockIdx.z * g.callPitch;
     __shared__ double scratch[kThreads / 32];
@@ -170,6 +172,8 @@ __global__ void __launch_bounds__(256) startBlockKernel(Geometry g, Buffers all)
     __shared__ float4 zRows[kStartSteps][kStartTile / 4], zCols[kStartSteps][kStartTile / 4];
     __shared__ float mirror[kStartTile][kStartTile + 1];
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     const int tx = static_cast<int>(threadIdx.x & 15), ty = static_cast<int>(threadIdx.x >> 4);
     const int tileRow = static_cast<int>(blockIdx.y) * kStartTile, tileColumn = static_cast<int>(blockIdx.x) * kStartTile;
     const int row0 = tileRow + 4 * ty, column = tileColumn + 4 * tx;
@@ -232,6 +236,8 @@ template <int kVRowsPerWarp, int kWarps = kVWarps>
 __global__ void __launch_bounds__(kWarps * 32) computeVKernel(Geometry g, Buffers all, int begin, int count)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     __shared__ float4 tileU[kVSteps][kVChunk / 4];
     constexpr int threads = kWarps * 32, tileLoads = kVSteps * (kVChunk / 4) / threads;
     const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
@@ -321,6 +327,8 @@ __global__ void __launch_bounds__(TiledVPolicy::threads, TiledVPolicy::blocksPer
     __shared__ __align__(16) float tileU[2][BK][UP];
     __shared__ unsigned lastPart;
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     const int t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
     const int splits = g.vSplits, range = tiledVSplitRange(g.taps, splits);
     const int split = static_cast<int>(blockIdx.y) % splits, stepBlock = static_cast<int>(blockIdx.y) / splits;
@@ -475,6 +483,8 @@ void launchTiledV(const Geometry& g, const Buffers& b, int begin, int count, cud
 __global__ void computeGramKernel(Geometry g, Buffers all, int begin)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     __shared__ double scratch[kThreads / 32];
     const int j = begin + static_cast<int>(blockIdx.x), a = static_cast<int>(blockIdx.y);
     if (a > j)
@@ -506,6 +516,8 @@ __global__ void computeGramRowsKernel(Geometry g, Buffers all, int begin)
     __shared__ double parts[2][kGramChunk][kThreads / 32];
     __shared__ double rowG[kGramMaxRow], rowH[kGramMaxRow];
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     const int j = begin + static_cast<int>(blockIdx.x), t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
     const float* vj = b.V + at(j, g.stride, 0);
     for (int a0 = 0; a0 <= j; a0 += kGramChunk) {
@@ -554,10 +566,27 @@ __global__ void computeGramRowsKernel(Geometry g, Buffers all, int begin)
     }
 }
 
+// The step in [begin, end) before which this stream checks its bounded trace, or -1, from its own count
+// of samples since its last check (State::sinceCheck, as dsp::Rls counts); sinceCheck: the count after
+// the launch. At most one check: the host's launches are no longer than the interval. Every thread reads
+// the count before the launch's first barrier; one writes it back at the end (storeRecurrence).
+__device__ int checkFor(const State& st, int begin, int end, int checkInterval, int& sinceCheck)
+{
+    sinceCheck = st.sinceCheck;
+    int checkStep = -1;
+    for (int j = begin; j < end; ++j)
+        if (++sinceCheck > checkInterval) {
+            sinceCheck = 1;
+            checkStep = j;
+        }
+    return checkStep;
+}
+
 // What a recurrence launch leaves for the next launch and for the block's end (one thread writes it).
 __device__ void storeRecurrence(State* st, double mu, double lambdaNow, int restartDue, unsigned long long paused,
-                                unsigned long long reinits)
+                                unsigned long long reinits, int sinceCheck)
 {
+    st->sinceCheck = sinceCheck;
     st->mu = mu;
     st->lambdaNow = lambdaNow;
     st->restartDue = restartDue;
@@ -580,9 +609,11 @@ std::size_t recurrenceSharedBytes(int k)
 // One block of kThreads; the k-step recurrence of dsp::BlockRls::step, in float64, for k above
 // eliminationKernel's. A is symmetric, so (A g)_a is read down column a (consecutive threads,
 // consecutive addresses).
-__global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, int checkStep, double lambda, float* out)
+__global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, int checkInterval, double lambda, float* out)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     out += blockIdx.z * g.callPitch;
     extern __shared__ double sharedD[];
     const int k = g.block;
@@ -600,6 +631,8 @@ __global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, in
     double* scratch = tail + 6 * kk;
     const int t = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
     State* st = b.state;
+    int sinceCheck = 0;
+    const int checkStep = checkFor(*st, begin, end, checkInterval, sinceCheck);
     const double traceBound = static_cast<double>(g.taps) / st->delta;
     const bool fresh = begin == 0; // a new block: the deferred update was applied by startBlock
     if (fresh)
@@ -710,7 +743,7 @@ __global__ void recurrenceKernel(Geometry g, Buffers all, int begin, int end, in
         b.s[i] = sv[i];
     }
     if (t == 0)
-        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits);
+        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits, sinceCheck);
 }
 
 // Up to this k the recurrence is eliminationKernel's (M and L^-1 in shared memory); past it,
@@ -744,10 +777,12 @@ std::size_t eliminationSharedBytes(int k)
 // earlier steps, with the forgetting factors they used kept in stepLambda): every quantity has one
 // order of operations whatever the split, so the outputs are bit-identical across splits of the same k.
 template <int kEliminationElements>
-__global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers all, int begin, int end, int checkStep,
+__global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geometry g, Buffers all, int begin, int end, int checkInterval,
                                                                          double lambda, float* out)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     out += blockIdx.z * g.callPitch;
     extern __shared__ double sharedD[];
     const int k = g.block, t = static_cast<int>(threadIdx.x), warp = t >> 5, lane = t & 31;
@@ -765,6 +800,8 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
     double* held = lam + kk;    // 1: the step does not adapt (paused)
     double* scratch = held + kk; // one per warp (blockSum's, at a trace check)
     State* st = b.state;
+    int sinceCheck = 0;
+    const int checkStep = checkFor(*st, begin, end, checkInterval, sinceCheck);
     const double traceBound = static_cast<double>(g.taps) / st->delta;
     for (int i = t; i < end * k; i += kEliminationThreads) {
         const int a = i / k, c = i - a * k;
@@ -902,7 +939,7 @@ __global__ void __launch_bounds__(kEliminationThreads, 1) eliminationKernel(Geom
     for (int p = begin + t; p < end; p += kEliminationThreads)
         b.stepLambda[p] = lam[p];
     if (t == 0)
-        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits);
+        storeRecurrence(st, mu, lambdaNow, restartDue, paused, reinits, sinceCheck);
 }
 
 // Thread (i, y): for y < steps the deferred update's z_y(i) = sqrt(s_y) (V c_y)_i, stored at the index
@@ -912,6 +949,8 @@ __global__ void finishBlockKernel(Geometry g, Buffers all, int steps, bool resta
 {
     __shared__ int slot;
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (weightsOut == nullptr && isHeld(b))
+        return;
     const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     const int y = static_cast<int>(blockIdx.y);
     const State& st = *b.state;
@@ -950,6 +989,8 @@ __global__ void finishBlockKernel(Geometry g, Buffers all, int steps, bool resta
 __global__ void finishFlagsKernel(Geometry g, Buffers all, int steps, bool restart)
 {
     const Buffers b = streamBuffers(g, all, static_cast<int>(blockIdx.z));
+    if (isHeld(b))
+        return;
     State& st = *b.state;
     int count = 0;
     for (int l = 0; l < steps; ++l)
@@ -983,6 +1024,20 @@ __global__ void restartStreamsKernel(Geometry g, Buffers all, const unsigned cha
     st.restartAsked = 0;
     st.zeroW = 0;
     st.mu = 1.0;
+}
+
+// Block (x, channel, stream): a held stream's newest length - 1 samples of a channel, moved to where the
+// next call looks for them.
+__global__ void carryHeldHistoryKernel(Geometry g, const unsigned char* held, const float* from, std::size_t fromNewest, float* to,
+                                       std::size_t count)
+{
+    if (!held[blockIdx.z])
+        return;
+    const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= static_cast<std::size_t>(g.length - 1))
+        return;
+    const std::size_t row = (static_cast<std::size_t>(blockIdx.z) * static_cast<std::size_t>(g.channels) + blockIdx.y) * g.historyPitch;
+    to[row + count + i] = from[row + fromNewest + i];
 }
 
 unsigned streams(const Geometry& g) { return static_cast<unsigned>(g.streams); }
@@ -1066,7 +1121,7 @@ void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaSt
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
-void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, float* out,
+void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkInterval, double lambda, float* out,
                 cudaStream_t stream)
 {
     static const bool attributeSet = [] {
@@ -1081,15 +1136,15 @@ void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int che
     const std::size_t smem = eliminationSharedBytes(g.block);
     const int elements = eliminationElements(g.block);
     if (elements <= 1)
-        eliminationKernel<1><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
+        eliminationKernel<1><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkInterval, lambda, out);
     else if (elements <= 3)
-        eliminationKernel<3><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
+        eliminationKernel<3><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkInterval, lambda, out);
     else if (elements <= 5)
-        eliminationKernel<5><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
+        eliminationKernel<5><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkInterval, lambda, out);
     else if (g.block <= kEliminationBlock)
-        eliminationKernel<9><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkStep, lambda, out);
+        eliminationKernel<9><<<dim3(1, 1, streams(g)), kEliminationThreads, smem, stream>>>(g, b, begin, end, checkInterval, lambda, out);
     else
-        recurrenceKernel<<<dim3(1, 1, streams(g)), kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkStep, lambda, out);
+        recurrenceKernel<<<dim3(1, 1, streams(g)), kThreads, recurrenceSharedBytes(g.block), stream>>>(g, b, begin, end, checkInterval, lambda, out);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1105,6 +1160,16 @@ void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, c
 void restartStreams(const Geometry& g, const Buffers& b, const unsigned char* marked, cudaStream_t stream)
 {
     restartStreamsKernel<<<dim3(1, 1, streams(g)), 1, 0, stream>>>(g, b, marked);
+    QUELL_CUDA_CHECK(cudaGetLastError());
+}
+
+void carryHeldHistory(const Geometry& g, const unsigned char* held, const float* from, std::size_t fromNewest, float* to,
+                      std::size_t count, cudaStream_t stream)
+{
+    if (g.length <= 1)
+        return;
+    const dim3 grid(blocksFor(static_cast<std::size_t>(g.length - 1), kThreads), static_cast<unsigned>(g.channels), streams(g));
+    carryHeldHistoryKernel<<<grid, kThreads, 0, stream>>>(g, held, from, fromNewest, to, count);
     QUELL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -23,6 +23,8 @@ struct State {
     int restartDue;     // P lost definiteness in this block: the rest is held
     int zeroW;          // a non-finite error: w = 0 at the block's end
     int restartAsked;   // restartCovariance for this stream of a batch: P = I / delta after this block
+    int sinceCheck;     // the stream's samples since its last bounded-trace check (as dsp::Rls): its own
+                        // count, so that a stream held through calls of a batch checks where a lone filter would
     unsigned long long pausedSamples;
     unsigned long long reinitialisations;
 };
@@ -98,7 +100,13 @@ struct Buffers {
     State* state;
     float* vParts;         // tiledVPartsPerStream: V's parts, [part][step][row] (null when none)
     unsigned* vTickets;    // tiledVTicketsPerStream: zero between launches (null when none)
+    // A flag per stream (device memory), or null: a flagged stream sits this call out. Every stage returns
+    // at once for it, so its P, w, history, counters and check phase stay as they were, as if the call
+    // had not happened to it (a server's call whose block came late: GpuBlockRls::processBatch).
+    const unsigned char* held = nullptr;
 };
+
+__device__ inline bool isHeld(const Buffers& b) { return b.held != nullptr && *b.held != 0; }
 
 // Stream s's buffers: each buffer holds `streams` equal parts, stream after stream (GpuBlockRls.cu
 // allocates them so), so a kernel of the batch finds its stream's part from blockIdx.z alone.
@@ -109,7 +117,8 @@ __host__ __device__ inline Buffers streamBuffers(const Geometry& g, const Buffer
                    b.H + i * k * k, b.A + i * k * k, b.C + i * k * k, b.b + i * k, b.s + i * k, b.y0 + i * k, b.d + i * k,
                    b.paused + i * k, b.stepLambda + i * k, b.traceParts + i * (n / 4), b.state + i,
                    b.vParts ? b.vParts + i * tiledVPartsPerStream(g.vSplits, g.block, g.stride) : nullptr,
-                   b.vTickets ? b.vTickets + i * tiledVTicketsPerStream(g.vSplits, g.block, g.stride) : nullptr};
+                   b.vTickets ? b.vTickets + i * tiledVTicketsPerStream(g.vSplits, g.block, g.stride) : nullptr,
+                   b.held ? b.held + i : nullptr};
 }
 
 // Every stage runs all g.streams streams (a launch's grid z); history, mic and out hold them stream after
@@ -128,10 +137,11 @@ void startBlock(const Geometry& g, const Buffers& b, cudaStream_t stream);
 void computeV(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
 // G and H rows [begin, end).
 void computeGram(const Geometry& g, const Buffers& b, int begin, int end, cudaStream_t stream);
-// The recurrence over steps [begin, end): outputs to out[0 .. end - begin). checkStep: the step before
-// which the bounded trace (taps / State::delta, per stream) is checked, or -1. Up to k = 64 an LDL^T elimination that replays the block
+// The recurrence over steps [begin, end): outputs to out[0 .. end - begin). Each stream checks its bounded
+// trace (taps / State::delta) before the step where its State::sinceCheck passes checkInterval (at most
+// one such step: end - begin <= checkInterval). Up to k = 64 an LDL^T elimination that replays the block
 // from its first step (BlockRlsKernels.cu says why); past it the per-step recurrence of dsp::BlockRls.
-void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkStep, double lambda, float* out,
+void recurrence(const Geometry& g, const Buffers& b, int begin, int end, int checkInterval, double lambda, float* out,
                 cudaStream_t stream);
 // The block's end after `steps` steps: w0 += V b; with `restart` (every stream) or a stream's
 // restartAsked, P = I / delta next (restartCovariance), else the deferred update's z_l. Resets nothing the next recurrence does not reset itself.
@@ -139,6 +149,12 @@ void finishBlock(const Geometry& g, const Buffers& b, int steps, bool restart, c
 // Between blocks (no steps taken), the streams whose flag in `marked` (device memory) is nonzero: P = I / delta
 // from the next block on, w kept (what finishBlock with `restart` does after a block of no steps).
 void restartStreams(const Geometry& g, const Buffers& b, const unsigned char* marked, cudaStream_t stream);
+// The held streams' far-end history (`held`, a flag per stream on the device) from the window `from`,
+// whose newest length - 1 samples start at fromNewest, to the end of the window `to` after a call of
+// `count` samples (at `count`, where the next call takes its newest from): a held stream's window then
+// goes on from its last sample, whatever the call put in front. The others are left as they are.
+void carryHeldHistory(const Geometry& g, const unsigned char* held, const float* from, std::size_t fromNewest, float* to,
+                      std::size_t count, cudaStream_t stream);
 // out = w0 + V b of stream `streamIndex` over `steps` steps (its visible weights).
 void currentWeights(const Geometry& g, const Buffers& b, int streamIndex, int steps, float* out, cudaStream_t stream);
 

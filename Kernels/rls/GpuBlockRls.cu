@@ -26,16 +26,17 @@ struct GpuBlockRls::Impl {
     DeviceBuffer<float> P, w0, U, V, Z, window[2], mic, out, weights, vParts;
     DeviceBuffer<unsigned> vTickets;
     DeviceBuffer<double> G, H, A, C, b, s, y0, d, stepLambda, traceParts;
-    DeviceBuffer<unsigned char> paused, streamAdapting, restartMarks;
+    DeviceBuffer<unsigned char> paused, streamAdapting, restartMarks, streamHeld;
     DeviceBuffer<blockrls::State> state;
     PinnedBuffer<float> hostMic, hostRef, hostOut, hostWeights, hostAllWeights;
-    PinnedBuffer<unsigned char> hostControls; // a batch call's adaptation flags, then its restart marks
+    PinnedBuffer<unsigned char> hostControls; // a batch call's adaptation flags, its restart marks, its held flags
     const unsigned char* callAdapting = nullptr; // the call's per-stream flags on the device, or none
     bool mirror = false;          // every stream's weights into hostAllWeights after each call
     int side = 0;                 // the history window in use
     std::size_t lastCall = 0;     // samples of the last call: the window's newest length - 1 are after them
     int columns = 0;              // steps taken in the current block
-    int sinceCheck = 0;           // samples since the last bounded-trace check (as dsp::Rls)
+    // A batch call's held streams (processBatch): their flags here and on the device, or none.
+    const unsigned char* hostHeld = nullptr;
     std::vector<std::uint64_t> sanitised; // per stream
     std::vector<blockrls::State> initialStates; // every stream's state after reset(), built by prepare()
     double lastMs = 0.0;
@@ -169,7 +170,8 @@ void GpuBlockRls::prepare(const dsp::RlsSettings& settings, int blockSize, std::
     m.hostWeights.allocate(S);
     m.streamAdapting.allocate(n);
     m.restartMarks.allocate(n);
-    m.hostControls.allocate(2 * n);
+    m.streamHeld.allocate(n);
+    m.hostControls.allocate(3 * n);
     m.mirror = false;
     // reset() runs on the engine's worker (a reset asked while running): it allocates nothing.
     blockrls::State initial{};
@@ -202,7 +204,6 @@ void GpuBlockRls::reset()
     m.side = 0;
     m.lastCall = 0;
     m.columns = 0;
-    m.sinceCheck = 0;
     std::fill(m.sanitised.begin(), m.sanitised.end(), 0);
 }
 
@@ -217,21 +218,14 @@ void GpuBlockRls::Impl::runSteps(int begin, int end, std::size_t offset, bool ad
         blockrls::startBlock(g, buffers, s);
     blockrls::computeV(g, buffers, begin, end, s);
     blockrls::computeGram(g, buffers, begin, end, s);
-    // The recurrence in launches that each hold at most one bounded-trace check, at the same samples as
-    // the CPU's.
-    int from = begin, check = -1;
-    for (int j = begin; j < end; ++j) {
-        if (++sinceCheck > settings.traceCheckSamples) {
-            sinceCheck = 1;
-            if (check >= 0) {
-                blockrls::recurrence(g, buffers, from, j, check, settings.lambda, out.get() + offset + static_cast<std::size_t>(from - begin),
-                                     s);
-                from = j;
-            }
-            check = j;
-        }
+    // The recurrence in launches of at most the check interval, so that each holds at most one bounded-trace
+    // check of each stream; every stream checks at its own samples, as the CPU's (State::sinceCheck).
+    const int interval = settings.traceCheckSamples;
+    for (int from = begin; from < end;) {
+        const int to = std::min(end, from + interval);
+        blockrls::recurrence(g, buffers, from, to, interval, settings.lambda, out.get() + offset + static_cast<std::size_t>(from - begin), s);
+        from = to;
     }
-    blockrls::recurrence(g, buffers, from, end, check, settings.lambda, out.get() + offset + static_cast<std::size_t>(from - begin), s);
     columns = end;
     if (columns == g.block) {
         blockrls::finishBlock(g, buffers, columns, false, s);
@@ -246,6 +240,8 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
     const std::size_t C = static_cast<std::size_t>(g.channels), L = static_cast<std::size_t>(g.length), N = streams();
     // Sanitise into the pinned staging (each stream's far-end channels planar), counting as dsp::Rls does.
     for (std::size_t i = 0; i < N; ++i) {
+        if (hostHeld != nullptr && hostHeld[i])
+            continue;   // its staging is not read: every stage passes it by
         const float* micS = micIn + i * pitch;
         const float* refS = refIn + i * pitch * C;
         float* stagedMic = hostMic.get() + i * maxCall;
@@ -276,6 +272,8 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
                                        rows, cudaMemcpyHostToDevice, s));
     QUELL_CUDA_CHECK(cudaMemcpy2DAsync(mic.get(), maxCall * sizeof(float), hostMic.get(), maxCall * sizeof(float), n * sizeof(float), N,
                                        cudaMemcpyHostToDevice, s));
+    if (buffers.held != nullptr)
+        blockrls::carryHeldHistory(g, buffers.held, window[side].get(), lastCall, window[next].get(), n, s);
     side = next;
     lastCall = n;
     start.record(s);
@@ -310,7 +308,8 @@ void GpuBlockRls::Impl::runChunk(const float* micIn, const float* refIn, float* 
     stream.synchronize();
     lastMs = stop.since(start);
     for (std::size_t i = 0; i < N; ++i)
-        std::copy(hostOut.get() + i * maxCall, hostOut.get() + i * maxCall + n, outOut + i * pitch);
+        if (hostHeld == nullptr || !hostHeld[i])
+            std::copy(hostOut.get() + i * maxCall, hostOut.get() + i * maxCall + n, outOut + i * pitch);
 }
 
 void GpuBlockRls::Impl::run(const float* micIn, const float* refIn, float* outOut, std::size_t samples, bool adapting)
@@ -374,7 +373,7 @@ void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, s
 }
 
 void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t pitch,
-                               const unsigned char* adapting, const unsigned char* restart)
+                               const unsigned char* adapting, const unsigned char* restart, const unsigned char* held)
 {
     Impl& m = *impl_;
     const std::size_t n = m.streams();
@@ -398,14 +397,29 @@ void GpuBlockRls::processBatch(const float* mic, const float* ref, float* out, s
         QUELL_CUDA_CHECK(cudaMemcpyAsync(m.restartMarks.get(), m.hostControls.get() + n, n, cudaMemcpyHostToDevice, s));
         blockrls::restartStreams(m.geometry, m.buffers, m.restartMarks.get(), s);
     }
+    bool anyHeld = false;
+    for (std::size_t i = 0; i < n && held != nullptr; ++i) {
+        m.hostControls.get()[2 * n + i] = held[i] ? 1 : 0;
+        anyHeld = anyHeld || held[i];
+    }
+    if (anyHeld) {
+        QUELL_CUDA_CHECK(cudaMemcpyAsync(m.streamHeld.get(), m.hostControls.get() + 2 * n, n, cudaMemcpyHostToDevice, s));
+        m.buffers.held = m.streamHeld.get();
+        m.hostHeld = m.hostControls.get() + 2 * n;
+    }
     m.callAdapting = m.streamAdapting.get();
+    auto clear = [&m] {
+        m.callAdapting = nullptr;
+        m.buffers.held = nullptr;
+        m.hostHeld = nullptr;
+    };
     try {
         m.runChunk(mic, ref, out, pitch, samples, true);
     } catch (...) {
-        m.callAdapting = nullptr;
+        clear();
         throw;
     }
-    m.callAdapting = nullptr;
+    clear();
 }
 
 void GpuBlockRls::mirrorWeights()

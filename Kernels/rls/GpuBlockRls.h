@@ -8,9 +8,9 @@
 // is taken on the device, and the host only counts samples.
 //
 // A batch: `streams` independent filters of the same settings, run side by side in every launch (grid z),
-// in step: every call gives each stream the same number of samples, so their blocks begin and end
-// together; each has its own P, w, pauses, bounded trace, restarts and health, and outputs what a
-// filter of its own would, bit for bit (the same kernels on the same values).
+// in step: every call gives each stream the same number of samples (or none: a held stream), so their
+// blocks begin and end together; each has its own P, w, pauses, bounded trace, restarts and health, and
+// outputs what a filter of its own would, bit for bit (the same kernels on the same values).
 //
 // Threading: one thread at a time; the object owns its device memory and stream. prepare() allocates;
 // process() does not (calls longer than maxCall are split).
@@ -53,10 +53,15 @@ public:
     // The same with controls per stream, for a batch of independent calls, stream s at mic + s x pitch,
     // ref + s x pitch x channels, out + s x pitch (pitch >= samples): adapting[s] (streams() flags)
     // as setAdaptation for stream s alone over this call; restart (streams() flags, or nullptr) marks the
-    // streams whose P = I / delta from the call's first sample, as restartCovariance() before it. Each call
-    // begins and ends blocks: samples a multiple of blockSize(), at most maxCall, after calls that did too.
+    // streams whose P = I / delta from the call's first sample, as restartCovariance() before it; held
+    // (streams() flags, or nullptr) marks the streams that sit this call out: their samples are not read,
+    // their out is left as it was, and their state (far-end history, P, w, pauses, the bounded trace's
+    // count) stays as it was, so a stream's outputs over the calls it took part in are those of a lone
+    // filter given only those calls, bit for bit (a server's call whose block came late goes on from
+    // where it was when the block comes). Each call begins and ends blocks: samples a multiple of
+    // blockSize(), at most maxCall, after calls that did too.
     void processBatch(const float* mic, const float* ref, float* out, std::size_t samples, std::size_t pitch,
-                      const unsigned char* adapting, const unsigned char* restart);
+                      const unsigned char* adapting, const unsigned char* restart, const unsigned char* held = nullptr);
     // Stream s back to its state after prepare() (a new call joins the batch); the others go on.
     void resetStream(int stream);
     // From now on every batch call also brings every stream's weights back to host memory, where

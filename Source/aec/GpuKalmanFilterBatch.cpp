@@ -43,7 +43,7 @@ public:
         kalman_->mirrorState();
         const std::size_t n = static_cast<std::size_t>(streams);
         adapting_.assign(n, 1);
-        callAdapting_.assign(n, 1);
+        held_.assign(n, 0);
         controls_.assign(n, 0);
     }
     void process(std::size_t samples, std::span<const unsigned char> idle) override
@@ -51,13 +51,13 @@ public:
         if (samples > maxCall() || samples % static_cast<std::size_t>(block_) != 0)
             throw std::invalid_argument("GPU Kalman batch: a call of " + std::to_string(samples) + " samples, at most "
                                         + std::to_string(maxCall()) + " in whole blocks of " + std::to_string(block_));
-        silenceIdleStreams(samples, idle, adapting_, callAdapting_);
+        const bool anyHeld = heldStreams(idle, held_);
         if (controlsPending_) {
             kalman_->controlStreams(controls_.data());
             std::fill(controls_.begin(), controls_.end(), 0);
             controlsPending_ = false;
         }
-        kalman_->process(mic_.data(), ref_.data(), out_.data(), samples, maxCall(), callAdapting_.data());
+        kalman_->process(mic_.data(), ref_.data(), out_.data(), samples, maxCall(), adapting_.data(), anyHeld ? held_.data() : nullptr);
     }
     void resetStream(int stream) override
     {
@@ -99,7 +99,7 @@ private:
     std::unique_ptr<gpu::GpuBatchedPbfdkf> kalman_;
     int block_ = 0;
     std::string device_;
-    std::vector<unsigned char> adapting_, callAdapting_, controls_;   // per stream: asked, this call's, its Control
+    std::vector<unsigned char> adapting_, held_, controls_;   // per stream: asked, this call's held flag, its Control
     bool controlsPending_ = false;
 };
 

@@ -33,7 +33,7 @@ public:
         rls_.mirrorWeights();
         const std::size_t n = static_cast<std::size_t>(streams);
         adapting_.assign(n, 1);
-        callAdapting_.assign(n, 1);
+        held_.assign(n, 0);
         restart_.assign(n, 0);
         pendingDelta_.assign(n, 0.0);
     }
@@ -43,7 +43,7 @@ public:
             throw std::invalid_argument("GPU filter batch: calls of " + std::to_string(samples) + " samples, which " + std::to_string(k_)
                                         + " (its samples a pass) does not divide");
         const std::size_t n = static_cast<std::size_t>(streams());
-        silenceIdleStreams(samples, idle, adapting_, callAdapting_);
+        const bool anyHeld = heldStreams(idle, held_);
         // A delta asked since the last call, before the call's restarts (rare: a canceller matches its far
         // end's level once, and follows it in steps).
         for (std::size_t s = 0; s < n; ++s)
@@ -51,7 +51,8 @@ public:
                 rls_.setRestartDelta(static_cast<int>(s), pendingDelta_[s]);
                 pendingDelta_[s] = 0.0;
             }
-        rls_.processBatch(mic_.data(), ref_.data(), out_.data(), samples, maxCall(), callAdapting_.data(), restart_.data());
+        rls_.processBatch(mic_.data(), ref_.data(), out_.data(), samples, maxCall(), adapting_.data(), restart_.data(),
+                          anyHeld ? held_.data() : nullptr);
         std::fill(restart_.begin(), restart_.end(), 0);
     }
     void resetStream(int stream) override
@@ -85,7 +86,7 @@ private:
     gpu::GpuBlockRls rls_;
     int k_ = 32;
     std::string device_;
-    std::vector<unsigned char> adapting_, callAdapting_, restart_;   // per stream: asked, this call's, restart marks
+    std::vector<unsigned char> adapting_, held_, restart_;   // per stream: asked, this call's held flag, restart marks
     std::vector<double> pendingDelta_;   // per stream: a restart delta asked for since the last call, or 0
 };
 

@@ -24,19 +24,14 @@ LinearFilterBatch::LinearFilterBatch(int streams, std::size_t maxCall, int taps,
     out_.assign(n, 0.0f);
 }
 
-void LinearFilterBatch::silenceIdleStreams(std::size_t samples, std::span<const unsigned char> idle, std::span<const unsigned char> asked,
-                                           std::span<unsigned char> callAdapting)
+bool LinearFilterBatch::heldStreams(std::span<const unsigned char> idle, std::span<unsigned char> held) const
 {
-    const std::size_t c = static_cast<std::size_t>(channels_);
-    for (int s = 0; s < streams_; ++s) {
-        const std::size_t i = static_cast<std::size_t>(s);
-        callAdapting[i] = asked[i];
-        if (!idle.empty() && idle[i]) {
-            callAdapting[i] = 0;
-            std::fill_n(micIn(s), samples, 0.0f);
-            std::fill_n(refIn(s), samples * c, 0.0f);
-        }
+    bool any = false;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        held[i] = !idle.empty() && idle[i] ? 1 : 0;
+        any = any || held[i];
     }
+    return any;
 }
 
 void LinearFilterBatch::processStream(int, std::size_t)

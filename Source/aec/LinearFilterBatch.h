@@ -40,8 +40,10 @@ public:
     float* refIn(int stream) { return ref_.data() + static_cast<std::size_t>(stream) * maxCall_ * static_cast<std::size_t>(channels_); }
     const float* errorOut(int stream) const { return out_.data() + static_cast<std::size_t>(stream) * maxCall_; }
 
-    // Every stream's `samples` (at most maxCall()) from the staging; idle[s] nonzero: stream s takes no
-    // part (its input is taken as silence and it does not adapt: a stream no call is using).
+    // Every stream's `samples` (at most maxCall()) from the staging; idle[s] nonzero: stream s sits the
+    // call out (a stream no call is using, or whose call's block is late): its staging is not read, its
+    // errorOut holds nothing of use, and its filter stays as it was, so that when its samples come it goes
+    // on as a filter of its own that never saw the call.
     virtual void process(std::size_t samples, std::span<const unsigned char> idle) = 0;
     // CPU batches: the streams are independent filters, run one at a time by processStream(s, samples)
     // from the caller's threads instead of process(). GPU batches return false.
@@ -65,10 +67,9 @@ public:
 protected:
     LinearFilterBatch(int streams, std::size_t maxCall, int taps, int channels);
     float* errorIn(int stream) { return out_.data() + static_cast<std::size_t>(stream) * maxCall_; }
-    // The GPU batches' rule for a call: callAdapting[s] = asked[s], except that an idle stream hears
-    // silence (its staging zeroed for `samples`) and holds still (its canceller is not running).
-    void silenceIdleStreams(std::size_t samples, std::span<const unsigned char> idle, std::span<const unsigned char> asked,
-                            std::span<unsigned char> callAdapting);
+    // The GPU batches' held flags for a call: idle[s] for each stream (none where idle is empty); true
+    // when any stream is held.
+    bool heldStreams(std::span<const unsigned char> idle, std::span<unsigned char> held) const;
     std::vector<float> mic_, ref_, out_;
 
 private:

@@ -63,8 +63,9 @@ public:
     bool isOpen(int stream) const;
 
     // One block: blockSamples() of each stream named (every stream at most once, each open); its
-    // far-end channels at ref[0..farEndChannels). An open stream without a block this time holds still
-    // (its canceller does not run; its filter hears silence).
+    // far-end channels at ref[0..farEndChannels). An open stream without a block this time holds still:
+    // neither its canceller nor its filter runs (on the GPU its batch filter sits the call out), so its
+    // samples are those of a canceller given only its own blocks, whenever they come.
     struct StreamBlock {
         int stream = -1;
         const float* mic = nullptr;

@@ -232,6 +232,75 @@ TEST_CASE("Batched GPU Kalman filter: paused streams and non-finite input as the
     CHECK(health[2].sanitisedSamples == 2);
 }
 
+TEST_CASE("Batched GPU Kalman filter: a held stream sits calls out and goes on as its CPU twin given only its samples",
+          "[gpu][kalman][multistream]")
+{
+    // 1000 taps (B = 64, 16 partitions) in calls of two blocks at a host pitch past the call: stream 0
+    // never held, stream 1 held for one call, three, and seventeen (34 blocks: the batch's ring goes round
+    // twice past it), stream 2 every fifth call from the first. Each stream's outputs over the calls it took
+    // part in against the CPU twin given only those samples.
+    PbfdkfSettings settings;
+    settings.taps = 1000;
+    constexpr int streams = 3;
+    GpuBatchedPbfdkf gpu;
+    gpu.prepare(settings, streams, 4);
+    gpu.mirrorState();
+    REQUIRE(gpu.partitions() == 16);
+    const std::size_t B = static_cast<std::size_t>(gpu.blockSize()), call = 2 * B, pitch = call + 40, calls = 300;
+    const Batch b = makeBatch(streams, call * calls, 700, 400u);
+    auto heldAt = [](int stream, std::size_t c) {
+        if (stream == 1)
+            return c == 2 || (c >= 10 && c < 13) || (c >= 50 && c < 67);
+        return stream == 2 && c % 5 == 0;
+    };
+    std::vector<float> mic(streams * pitch), ref(streams * pitch), out(streams * pitch);
+    std::vector<unsigned char> held(streams);
+    std::vector<std::vector<float>> got(streams);
+    std::vector<std::size_t> next(streams, 0);
+    for (std::size_t c = 0; c < calls; ++c) {
+        for (int i = 0; i < streams; ++i) {
+            held[i] = heldAt(i, c) ? 1 : 0;
+            const float* m = b.mic.data() + static_cast<std::size_t>(i) * b.samples + next[i];
+            const float* r = b.ref.data() + static_cast<std::size_t>(i) * b.samples + next[i];
+            for (std::size_t t = 0; t < call; ++t) {
+                // Read, a held stream's staging would count as sanitised and spoil its state.
+                mic[i * pitch + t] = held[i] ? std::numeric_limits<float>::quiet_NaN() : m[t];
+                ref[i * pitch + t] = held[i] ? std::numeric_limits<float>::quiet_NaN() : r[t];
+            }
+        }
+        gpu.process(mic.data(), ref.data(), out.data(), call, pitch, nullptr, held.data());
+        for (int i = 0; i < streams; ++i)
+            if (!held[i]) {
+                got[i].insert(got[i].end(), out.begin() + static_cast<std::ptrdiff_t>(i * pitch),
+                              out.begin() + static_cast<std::ptrdiff_t>(i * pitch + call));
+                next[i] += call;
+            }
+    }
+    CHECK(next[1] == (calls - 21) * call);
+    CHECK(next[2] == (calls - 60) * call);
+    for (int i = 0; i < streams; ++i) {
+        const std::size_t n = next[i], at = static_cast<std::size_t>(i) * b.samples;
+        Pbfdkf f;
+        f.prepare(settings);
+        std::vector<float> expected(n);
+        f.process({b.mic.data() + at, n}, {b.ref.data() + at, n}, expected);
+        double diff = 0.0;
+        for (std::size_t t = 0; t < n; ++t)
+            diff += (double(got[i][t]) - expected[t]) * (double(got[i][t]) - expected[t]);
+        const double relative = std::sqrt(diff / energy(b.mic.data() + at, n));
+        const double erleGpu = erleDb(b.mic.data() + at, got[i].data(), n), erleCpu = erleDb(b.mic.data() + at, expected.data(), n);
+        std::printf("kalman held stream %d: |e_gpu - e_cpu| / |d| = %.2e over %zu samples, ERLE GPU %.2f dB, CPU %.2f dB\n", i, relative, n,
+                    erleGpu, erleCpu);
+        INFO("stream " << i);
+        CHECK(relative < 1e-3);
+        CHECK(std::abs(erleGpu - erleCpu) < 0.5);
+        CHECK(erleCpu > 10.0);
+        const quell::dsp::RlsHealth h = gpu.mirroredHealth(i);
+        CHECK(h.sanitisedSamples == 0);
+        CHECK(h.pausedSamples == f.health().pausedSamples);
+    }
+}
+
 TEST_CASE("Batched GPU Kalman filter refuses settings it cannot run", "[gpu][kalman]")
 {
     GpuBatchedPbfdkf gpu;

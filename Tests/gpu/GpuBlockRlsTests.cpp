@@ -62,6 +62,16 @@ RlsSettings settingsFor(int tapsPerChannel, int channels = 1)
     return s;
 }
 
+// At k = 32: a batch of lone.size() streams at `pitch` with its weights mirrored, and a lone filter per
+// stream in calls of `call`.
+void prepareBatchAndLone(GpuBlockRls& batch, std::vector<GpuBlockRls>& lone, const RlsSettings& s, std::size_t pitch, std::size_t call)
+{
+    batch.prepare(s, 32, pitch, static_cast<int>(lone.size()));
+    batch.mirrorWeights();
+    for (auto& f : lone)
+        f.prepare(s, 32, call);
+}
+
 std::vector<double> perSampleReference(const RlsSettings& s, const Echo& c)
 {
     Rls<double> rls;
@@ -628,11 +638,8 @@ TEST_CASE("GPU block RLS: a batch with controls per stream gives each stream a l
     for (int i = 0; i < streams; ++i)
         echoes.push_back(makeEcho(samples, 256, 70u + static_cast<std::uint32_t>(i), i % 2 == 0));
     GpuBlockRls batch;
-    batch.prepare(s, 32, pitch, streams);
-    batch.mirrorWeights();
     std::vector<GpuBlockRls> lone(streams);
-    for (auto& f : lone)
-        f.prepare(s, 32, call);
+    prepareBatchAndLone(batch, lone, s, pitch, call);
     std::mt19937 rng(5);
     std::vector<float> mic(streams * pitch), ref(streams * pitch), out(streams * pitch);
     std::vector<float> loneOut(call);
@@ -676,6 +683,81 @@ TEST_CASE("GPU block RLS: a batch with controls per stream gives each stream a l
     CHECK_THROWS_AS(batch.processBatch(mic.data(), ref.data(), out.data(), 100, pitch, adapting.data(), nullptr), std::logic_error);
     CHECK_THROWS_AS(batch.processBatch(mic.data(), ref.data(), out.data(), 160, 150, adapting.data(), nullptr), std::invalid_argument);
     CHECK_THROWS_AS(batch.resetStream(streams), std::out_of_range);
+}
+
+TEST_CASE("GPU block RLS: a held stream sits calls out and goes on as a lone filter given only its calls, bit for bit",
+          "[gpu][rls][block-rls][multistream]")
+{
+    // Three streams in calls of 160 (k = 32): stream 0 never held, stream 1 held for runs of calls (three,
+    // one, five), stream 2 from the first call and then every seventh. A lone filter of each takes only
+    // the calls its stream took part in. A bounded-trace check every 20 samples (under k: two recurrence
+    // launches a block) puts each stream's checks at its own samples once the holds part them. Mono at
+    // 200 taps, and a stereo far end at 2 x 100 (two history rows a stream to carry).
+    for (const int channels : {1, 2}) {
+        const int tapsPerChannel = channels == 1 ? 200 : 100;
+        INFO(channels << " far-end channel(s)");
+        constexpr int streams = 3;
+        constexpr std::size_t call = 160, pitch = 192, calls = 90;
+        RlsSettings s = settingsFor(tapsPerChannel, channels);
+        s.traceCheckSamples = 20;
+        const std::size_t C = static_cast<std::size_t>(channels);
+        std::vector<Echo> echoes;
+        for (int i = 0; i < streams; ++i)
+            echoes.push_back(makeEcho(call * calls, tapsPerChannel, 90u + static_cast<std::uint32_t>(i), i != 1, channels));
+        GpuBlockRls batch;
+        std::vector<GpuBlockRls> lone(streams);
+        prepareBatchAndLone(batch, lone, s, pitch, call);
+        auto heldAt = [](int stream, std::size_t c) {
+            if (stream == 1)
+                return (c >= 3 && c < 6) || c == 17 || (c >= 40 && c < 45);
+            return stream == 2 && c % 7 == 0;
+        };
+        std::vector<float> mic(streams * pitch), ref(streams * pitch * C), out(streams * pitch), loneOut(call);
+        std::vector<unsigned char> adapting(streams, 1), held(streams);
+        std::vector<std::size_t> next(streams, 0);   // each stream's next sample of its own recording
+        std::size_t compared = 0, differing = 0, heldCalls = 0, outTouched = 0;
+        for (std::size_t c = 0; c < calls; ++c) {
+            for (int i = 0; i < streams; ++i) {
+                held[i] = heldAt(i, c) ? 1 : 0;
+                const std::size_t from = next[i];
+                for (std::size_t t = 0; t < call; ++t) {
+                    // A held stream's staging holds what the batch must not read (read, it would count as sanitised).
+                    const float junk = std::numeric_limits<float>::quiet_NaN();
+                    mic[i * pitch + t] = held[i] ? junk : echoes[i].d[from + t];
+                    for (std::size_t ch = 0; ch < C; ++ch)
+                        ref[(i * pitch + t) * C + ch] = held[i] ? junk : echoes[i].x[(from + t) * C + ch];
+                    out[i * pitch + t] = 7.0f;   // a held stream's out stays so
+                }
+            }
+            batch.processBatch(mic.data(), ref.data(), out.data(), call, pitch, adapting.data(), nullptr, held.data());
+            for (int i = 0; i < streams; ++i) {
+                if (held[i]) {
+                    ++heldCalls;
+                    for (std::size_t t = 0; t < call; ++t)
+                        outTouched += out[i * pitch + t] != 7.0f ? 1 : 0;
+                } else {
+                    lone[i].process(mic.data() + i * pitch, ref.data() + i * pitch * C, loneOut.data(), call);
+                    next[i] += call;
+                    ++compared;
+                    if (std::memcmp(loneOut.data(), out.data() + i * pitch, call * sizeof(float)) != 0)
+                        ++differing;
+                }
+                const auto w = lone[i].weights();
+                REQUIRE(std::memcmp(w.data(), batch.mirroredWeights(i), w.size() * sizeof(float)) == 0);
+            }
+        }
+        INFO(differing << " of " << compared << " stream calls differ from the lone filter's; " << heldCalls << " held calls");
+        CHECK(differing == 0);
+        CHECK(heldCalls == 9 + 13);
+        CHECK(outTouched == 0);
+        for (int i = 0; i < streams; ++i) {
+            CHECK(lone[i].health().pausedSamples == batch.health(i).pausedSamples);
+            CHECK(batch.health(i).sanitisedSamples == 0);   // the held calls' staging was not read
+        }
+        // Each stream converged on its own echo path, the held ones too.
+        for (int i = 0; i < streams; ++i)
+            CHECK(quell::test::misalignmentDb<float>(batch.weights(i), echoes[i].h) < -25.0);
+    }
 }
 
 TEST_CASE("GPU block RLS endurance: 10 minutes at 16 kHz, far-end gaps, echo path change, ENR 40 dB", "[gpu][rls][block-rls]")
