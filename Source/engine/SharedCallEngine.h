@@ -10,14 +10,13 @@
 // has waited `batchWait`. A call is active from its first block on; one that misses a batch (its
 // pipeline paused, a stalled source) is not waited for again until its next block comes, so it holds
 // the others back once, by the wait, and not at every batch. A late call's block goes into the next
-// batch. On the CPU its canceller holds still meanwhile, so its samples do not depend on the timing; on
-// the GPU its filter hears that batch's 10 ms as silence with adaptation off
-// (MultiStreamCanceller::process), as a server's late packet; missed() counts the blocks that active
-// calls missed.
+// batch. Its canceller, and on the GPU its stream of the batch filter, holds still meanwhile
+// (MultiStreamCanceller::process), so its samples do not depend on the timing; missed() counts the
+// blocks that active calls missed.
 //
 // A call that has fallen behind (blocks queued after the one it hands in: SharedCall says so) catches
-// up on the CPU, where a batch runs for it at once (the others hold still). On the GPU it cannot
-// without making the others hear silence, so it stays behind by what it queued.
+// up: once the engine has rested as long as its last batch took, a batch runs for the calls ready, and
+// the others hold still.
 //
 // A batch that fails (the GPU lost, out of memory) fails the engine: process() throws its reason
 // (std::runtime_error) to every call, then and after, and a call that joins again gets a new engine.

@@ -13,6 +13,7 @@
 
 #include "engine/SharedCall.h"
 #include "support/OfflineRecordings.h"
+#include "support/SharedCallScenes.h"
 
 using namespace quell;
 
@@ -175,34 +176,12 @@ TEST_CASE("Shared calls on the CPU: a call that fell behind catches up at once w
     engine::SharedCall paced, behind;
     paced.open(settings, 16000);
     behind.open(settings, 16000);
-    // The paced call hands in a block every 10 ms for 1.5 s; 0.2 s in, the other hands in a whole second.
-    std::vector<float> pacedOut;
-    std::thread pacer([&] {
-        const std::vector<float> x = test::cast<float>(test::colouredNoise(160, 5, 0.1));
-        const std::span<const float> far[1] = {x};
-        auto next = std::chrono::steady_clock::now();
-        for (int b = 0; b < 150; ++b) {
-            next += std::chrono::milliseconds(10);
-            paced.process(x, far, pacedOut);
-            std::this_thread::sleep_until(next);
-        }
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::vector<float> out;
-    std::vector<float> far(r.mic[0].size(), 0.0f);
-    std::copy(r.far.begin(), r.far.end(), far.begin());
-    const std::span<const float> refs[1] = {far};
-    const auto t0 = std::chrono::steady_clock::now();
-    behind.process(r.mic[0], refs, out);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    pacer.join();
-    behind.finish(out);
-    INFO("a second of audio handed in at once came out in " << seconds << " s");
-    // In lock step with the paced call it would take a second.
-    CHECK(seconds < 0.5);
+    const test::CatchUpRun run = test::runBehindBesidePaced(paced, behind, r);
+    INFO("a second of audio handed in at once came out in " << run.seconds << " s");
+    CHECK(run.seconds < 0.5);   // in lock step with the paced call: a second
     const auto alone = test::renderAlone(r, canceller);
-    REQUIRE(out.size() == alone[0].size());
-    CHECK(firstDifference(out, alone[0]) == alone[0].size());
+    REQUIRE(run.out.size() == alone[0].size());
+    CHECK(firstDifference(run.out, alone[0]) == alone[0].size());
 }
 
 TEST_CASE("Shared calls: equal settings share an engine, other settings and a full engine make another", "[engine][multistream][shared]")
