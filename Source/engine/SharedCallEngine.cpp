@@ -210,7 +210,9 @@ void SharedCallEngine::run()
     // time on catch-up batches, and the calls that hand in meanwhile go in the same batch. While a batch
     // takes more than half the period there is no room for them: they would take the place of full
     // batches (256 calls of the RLS batch on an H100, whose batch took 7 ms: 129,425 buffers dropped in lock
-    // step, 244,755 with catch-up batches after a rest), so the calls go in lock step.
+    // step, 244,755 with catch-up batches after a rest), so the calls go in lock step. On the CPU a batch
+    // costs in proportion to its calls, and a catch-up batch runs at once, as it always did there.
+    const bool restBeforeCatchUp = calls_.onGpu();
     const Clock::duration period = std::chrono::microseconds(static_cast<std::int64_t>(1e6 * static_cast<double>(blockSamples()) / rate_));
     Clock::time_point catchUpAt{};
     const auto runnable = [&] {
@@ -272,7 +274,8 @@ void SharedCallEngine::run()
             failure = e.what();
         }
         const auto end = std::chrono::steady_clock::now();
-        catchUpAt = 2 * (end - start) > period ? Clock::time_point::max() : end + (end - start);
+        if (restBeforeCatchUp)
+            catchUpAt = 2 * (end - start) > period ? Clock::time_point::max() : end + (end - start);
         lock.lock();
         batchTimes_.add(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
         busy_ = false;

@@ -15,8 +15,9 @@
 // blocks that active calls missed.
 //
 // A call that has fallen behind (blocks queued after the one it hands in: SharedCall says so) catches
-// up: once the engine has rested as long as its last batch took, a batch runs for the calls ready, and
-// the others hold still; while a batch takes more than half the period, the calls go in lock step.
+// up: a batch runs for the calls ready, and the others hold still. On the CPU it runs at once; on the GPU,
+// where a batch costs about the same for a few calls as for all, once the engine has rested as long as its
+// last batch took, and not while a batch takes more than half the period (the calls go in lock step).
 //
 // A batch that fails (the GPU lost, out of memory) fails the engine: process() throws its reason
 // (std::runtime_error) to every call, then and after, and a call that joins again gets a new engine.

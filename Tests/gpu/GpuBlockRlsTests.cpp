@@ -62,14 +62,15 @@ RlsSettings settingsFor(int tapsPerChannel, int channels = 1)
     return s;
 }
 
-// At k = 32: a batch of lone.size() streams at `pitch` with its weights mirrored, and a lone filter per
-// stream in calls of `call`.
-void prepareBatchAndLone(GpuBlockRls& batch, std::vector<GpuBlockRls>& lone, const RlsSettings& s, std::size_t pitch, std::size_t call)
+// A batch of lone.size() streams at `pitch` with its weights mirrored, and a lone filter per stream in
+// calls of `call`, k samples a pass.
+void prepareBatchAndLone(GpuBlockRls& batch, std::vector<GpuBlockRls>& lone, const RlsSettings& s, std::size_t pitch, std::size_t call,
+                         int k = 32)
 {
-    batch.prepare(s, 32, pitch, static_cast<int>(lone.size()));
+    batch.prepare(s, k, pitch, static_cast<int>(lone.size()));
     batch.mirrorWeights();
     for (auto& f : lone)
-        f.prepare(s, 32, call);
+        f.prepare(s, k, call);
 }
 
 std::vector<double> perSampleReference(const RlsSettings& s, const Echo& c)
@@ -757,6 +758,77 @@ TEST_CASE("GPU block RLS: a held stream sits calls out and goes on as a lone fil
         // Each stream converged on its own echo path, the held ones too.
         for (int i = 0; i < streams; ++i)
             CHECK(quell::test::misalignmentDb<float>(batch.weights(i), echoes[i].h) < -25.0);
+    }
+}
+
+TEST_CASE("GPU block RLS: a held stream's bounded-trace checks fall at its own samples, at k = 32 and k = 128",
+          "[gpu][rls][block-rls][multistream]")
+{
+    // A far end of one sinusoid excites two directions of P; the others grow by 1 / lambda a step from
+    // trace(P0) = taps / delta, the bound, so from the first check on the checks decide each stretch's
+    // forgetting factor (1 above the bound, lambda below). A check every 23 samples, which divides no call:
+    // a stream held for a call then checks at other samples than the batch's count would put them, and
+    // only its own count gives a lone filter's bits. k = 128 runs the per-step recurrence kernel (past the
+    // elimination's k), k = 32 the elimination, each in launches of at most 23 steps.
+    for (const int k : {32, 128}) {
+        INFO("k = " << k);
+        constexpr int streams = 2, taps = 160;   // more taps than k, as the canceller has
+        const std::size_t call = k == 32 ? 160 : 256, pitch = call + 32, calls = 40;
+        RlsSettings s = settingsFor(taps);
+        s.traceCheckSamples = 23;
+        s.lambda = 0.999;
+        std::vector<Echo> echoes;
+        echoes.push_back(makeEcho(call * calls, taps, 120u, true));
+        Echo tone;
+        std::vector<double> x(call * calls);
+        for (std::size_t n = 0; n < x.size(); ++n)
+            x[n] = 0.1 * std::sin(0.3 * static_cast<double>(n));
+        tone.h = quell::test::randomSystem(taps, 121u, taps / 6.0);
+        std::vector<double> d = quell::test::convolve(x, tone.h);
+        const auto noise = quell::test::whiteNoise(x.size(), 122u, 1e-4);
+        d.resize(x.size());
+        for (std::size_t n = 0; n < x.size(); ++n)
+            d[n] += noise[n];
+        tone.x = quell::test::cast<float>(std::span<const double>(x));
+        tone.d = quell::test::cast<float>(std::span<const double>(d));
+        echoes.push_back(std::move(tone));
+        GpuBlockRls batch;
+        std::vector<GpuBlockRls> lone(streams);
+        prepareBatchAndLone(batch, lone, s, pitch, call, k);
+        auto heldAt = [](int stream, std::size_t c) { return stream == 1 ? (c == 2 || c == 5 || c == 6 || c == 11) : c == 3; };
+        std::vector<float> mic(streams * pitch), ref(streams * pitch), out(streams * pitch), loneOut(call);
+        std::vector<unsigned char> adapting(streams, 1), held(streams);
+        std::vector<std::size_t> next(streams, 0);
+        std::size_t compared = 0, differing = 0;
+        for (std::size_t c = 0; c < calls; ++c) {
+            for (int i = 0; i < streams; ++i) {
+                held[i] = heldAt(i, c) ? 1 : 0;
+                for (std::size_t t = 0; t < call; ++t) {
+                    mic[i * pitch + t] = held[i] ? 0.0f : echoes[i].d[next[i] + t];
+                    ref[i * pitch + t] = held[i] ? 0.0f : echoes[i].x[next[i] + t];
+                }
+            }
+            batch.processBatch(mic.data(), ref.data(), out.data(), call, pitch, adapting.data(), nullptr, held.data());
+            for (int i = 0; i < streams; ++i) {
+                if (!held[i]) {
+                    lone[i].process(mic.data() + i * pitch, ref.data() + i * pitch, loneOut.data(), call);
+                    next[i] += call;
+                    ++compared;
+                    differing += std::memcmp(loneOut.data(), out.data() + i * pitch, call * sizeof(float)) != 0 ? 1 : 0;
+                }
+                const auto w = lone[i].weights();
+                REQUIRE(std::memcmp(w.data(), batch.mirroredWeights(i), w.size() * sizeof(float)) == 0);
+            }
+        }
+        INFO(differing << " of " << compared << " stream calls differ from the lone filter's");
+        CHECK(compared == 2 * calls - 5);
+        CHECK(differing == 0);
+        for (int i = 0; i < streams; ++i) {
+            CHECK(lone[i].health().reinitialisations == batch.health(i).reinitialisations);
+            CHECK(lone[i].health().pausedSamples == batch.health(i).pausedSamples);
+        }
+        // The noise stream's filter converged beside the held one.
+        CHECK(quell::test::misalignmentDb<float>(batch.weights(0), echoes[0].h) < -25.0);
     }
 }
 
