@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "aec/LinearEchoFilter.h"
@@ -30,6 +33,31 @@ double fastestSeconds(int runs, Step&& step)
     return best;
 }
 
+// The costs measured so far in this process, by shape: (kind, taps, channels, block).
+struct MeasuredCosts {
+    std::mutex mutex;
+    std::map<std::tuple<int, int, int, int>, double> secondsPerSample;
+
+    template <typename Measure>
+    double get(std::tuple<int, int, int, int> shape, Measure&& measure)
+    {
+        const std::lock_guard lock(mutex);
+        if (const auto it = secondsPerSample.find(shape); it != secondsPerSample.end())
+            return it->second;
+        const double seconds = measure();
+        secondsPerSample.emplace(shape, seconds);
+        return seconds;
+    }
+    static MeasuredCosts& instance()
+    {
+        static MeasuredCosts costs;
+        return costs;
+    }
+};
+
+double timeRlsSecondsPerSample(int taps, int channels);
+double timeKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings);
+
 std::vector<float> noise(std::size_t n, unsigned seed)
 {
     std::mt19937 rng(seed);
@@ -43,6 +71,19 @@ std::vector<float> noise(std::size_t n, unsigned seed)
 } // namespace
 
 double measureRlsSecondsPerSample(int taps, int channels)
+{
+    return MeasuredCosts::instance().get({0, taps, channels, 0}, [&] { return timeRlsSecondsPerSample(taps, channels); });
+}
+
+double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
+{
+    return MeasuredCosts::instance().get({1, settings.taps, settings.channels, settings.blockSize},
+                                         [&] { return timeKalmanSecondsPerSample(settings); });
+}
+
+namespace {
+
+double timeRlsSecondsPerSample(int taps, int channels)
 {
     dsp::RlsSettings s;
     if (channels == 1) {
@@ -86,7 +127,7 @@ double measureRlsSecondsPerSample(int taps, int channels)
     return seconds / static_cast<double>(n);
 }
 
-double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
+double timeKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
 {
     dsp::Pbfdkf kalman;
     kalman.prepare(settings);
@@ -99,6 +140,8 @@ double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings)
     const double seconds = fastestSeconds(3, [&] { kalman.processInterleaved(d, x, e); });
     return seconds / static_cast<double>(n);
 }
+
+} // namespace
 
 CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,
                                         double budget)

@@ -10,7 +10,12 @@
 //  - else the Kalman filter at the configured length;
 //  - NLMS only if the Kalman filter does not fit either.
 // Each cost is the fastest of several short timed runs: the minimum is what the machine can do, and it
-// repeats from run to run where a single timing (or a mean) carries the scheduler's noise.
+// repeats from run to run where a single timing (or a mean) carries the scheduler's noise. It is measured
+// once per process for each filter shape and kept: every plan in a process (a host that prepares a plugin
+// again, several cancellers, the budget tests) compares the same costs, where measuring again took
+// another sample of the noise (on the 2-core development machine the three stereo filters usually
+// measure 0.37 of a core; the filter-plan test measured 0.59 and 0.64 in two runs, and its budgets between
+// costs then fell on the other side of the plan's own measurement).
 #include <memory>
 #include <string>
 
@@ -32,7 +37,9 @@ inline constexpr double kRealtimeHeadroom = 0.8;
 CpuFilterChoice chooseRealtimeCpuFilter(const dsp::RlsSettings& rls, const dsp::PbfdkfSettings& kalman, int sampleRate,
                                         double budget);
 
-// Measured seconds of CPU per sample (the fastest of a few short timed runs on noise).
+// Measured seconds of CPU per sample (the fastest of a few short timed runs on noise), measured at the
+// first call for each shape (taps and channels; the Kalman filter's block too) and the same value after.
+// Thread-safe: a measurement holds the others back, so that two do not share the cores.
 double measureRlsSecondsPerSample(int tapsPerChannel, int channels = 1);
 double measureKalmanSecondsPerSample(const dsp::PbfdkfSettings& settings);
 
