@@ -32,7 +32,9 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
         || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
         || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
         || !std::isfinite(settings.beyondFilterMinReachDb) || !(std::abs(settings.pathChangeCorrelation) <= 1.0)
-        || !(settings.pathChangeSeconds >= 0.0 && settings.pathChangeSeconds <= 10.0))
+        || !(settings.pathChangeSeconds >= 0.0 && settings.pathChangeSeconds <= 10.0)
+        || !(settings.echoBurstSeconds > 0.0 && settings.echoBurstSeconds <= 10.0) || !(std::abs(settings.echoBurstCorrelation) <= 1.0)
+        || !(settings.echoBurstMicShare >= 0.0) || !(std::abs(settings.echoBurstBandCorrelation) <= 1.0))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -76,6 +78,7 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     bandOut_.assign(bands, 0.0);
     bandEcho_.assign(bands, 0.0);
     bandFar_.assign(bands, 0.0);
+    bandMic_.assign(bands, 0.0);
     for (auto* v : {&bandEchoNow_, &bandFarNow_, &bandFloor_, &bandRecent_, &bandSmoothed_, &bandFarResidual_})
         v->assign(bands, 0.0);
     for (FarModel& m : far_)
@@ -103,6 +106,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
         history_.assign(std::max<std::size_t>(historyFrames_, 1) * bands, 0.0);
     }
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
+    outputFollowing_.prepare(bands, framesPerSecond, settings.echoBurstSeconds);
+    micFollowing_.prepare(bands, framesPerSecond, settings.echoBurstSeconds);
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
     // The tail follows the linear filter's room, not a device's wandering: the far-end margin without
     // the weak filter's share.
@@ -141,6 +146,10 @@ void ResidualEchoSuppressor::reset()
     meanGain_ = 1.0f;
     fallbackFrames_ = 0;
     pathChangeFrames_ = 0;
+    outputFollowing_.reset();
+    micFollowing_.reset();
+    echoBurstNow_ = false;
+    echoBurstFrames_ = 0;
 }
 
 void ResidualEchoSuppressor::setMaxAttenuationDb(double db)
@@ -233,7 +242,7 @@ void ResidualEchoSuppressor::processFrame()
         ++fallbackFrames_;
     }
 
-    for (auto* v : {&bandOut_, &bandEcho_, &bandFar_, &bandEchoNow_, &bandFarNow_})
+    for (auto* v : {&bandOut_, &bandEcho_, &bandFar_, &bandEchoNow_, &bandFarNow_, &bandMic_})
         std::fill(v->begin(), v->end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
         powerE_[k] = std::norm(spectrumE_[k]);
@@ -246,6 +255,7 @@ void ResidualEchoSuppressor::processFrame()
         farTail_[k] = far > 1e-30f ? far : 0.0f;
         const std::size_t b = bandOf_[k];
         bandOut_[b] += powerE_[k];
+        bandMic_[b] += std::norm(spectrumD_[k]);
         bandEcho_[b] += echoTail_[k];
         bandFar_[b] += farTail_[k];
         bandEchoNow_[b] += echoNow;
@@ -264,6 +274,11 @@ void ResidualEchoSuppressor::processFrame()
     // leaves; a confident one's output is the noise, whose floor must follow as before.
     noise_.track(powerE_, farPlays && reachDb_ < settings_.confidentFilterDb);
     const std::span<const float> floor = noise_.floor();
+    // How the output and the microphone follow the far end now (bandRecent_ is still the last frame's here:
+    // the output over 16 ms up to it), for the echo-burst rule (SuppressorSettings::echoBurst).
+    outputFollowing_.update(bandRecent_, bandFar_);
+    micFollowing_.update(bandMic_, bandFar_);
+    echoBurstNow_ = false;
     // How far the linear filter reaches: its reduction over a few frames while the far end plays, held at
     // its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
     // peak up). A filter that cannot model the echo (a device's distortion) stays within a few dB: the
@@ -272,6 +287,11 @@ void ResidualEchoSuppressor::processFrame()
     if (farPlays) {
         recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
         const bool below = recentReductionDb_ < reachDb_ - settings_.reachLostDb;
+        const double following = outputFollowing_.meanCorrelation();
+        echoBurstNow_ = settings_.echoBurst && below && following >= settings_.echoBurstCorrelation
+                        && following >= settings_.echoBurstMicShare * micFollowing_.meanCorrelation()
+                        && far_[0].gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation;
+        echoBurstFrames_ += echoBurstNow_ ? 1 : 0;
         const double correlation = far_[0].gain.meanCorrelation();
         const bool lost = below && correlation >= settings_.reachLostCorrelation;
         reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));
@@ -324,6 +344,8 @@ void ResidualEchoSuppressor::processFrame()
         far *= farMargin_;
         if (beyondUsable && beyond_.gain.correlation(b) >= bandCorrelation)
             far = std::max(far, tailMargin_ * beyond_.gain.gain(b) * beyond_.predictor[b]);
+        if (echoBurstNow_ && outputFollowing_.correlation(b) >= settings_.echoBurstBandCorrelation)
+            far = std::max(far, bandSmoothed_[b]);   // all of the band's output
         bandFarResidual_[b] = bandSmoothed_[b] > 0.0 ? std::max(0.0, far - bandFloor_[b]) / bandSmoothed_[b] : 0.0;
     }
     for (std::size_t k = 0; k < K; ++k) {
