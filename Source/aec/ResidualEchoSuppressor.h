@@ -169,7 +169,13 @@ struct SuppressorSettings {
     //   output's short correlation reached 0.55 where the microphone's was 0.72; in the bursts the output's
     //   is close to the microphone's. At 0.75 that file lost 0.9 dB of near end after the fit, at 0.8 none;
     //   at 0.85 the stereo file lost another 0.3 dB of ERLE.
-    bool echoBurst = true;
+    // Off by default: two CI tests (the PipeWire SPA module and the LV2 ports, 48 kHz) whose near end has
+    // the far end's own amplitude envelope (Tests/support/Signals.h colouredNoise: the same sine in both)
+    // lost 11.5 and 12.2 dB of it with the rule on: a near end whose band powers move with the far end's
+    // cannot be told from echo by how it moves. A near end independent of the far end, as in every file of
+    // the corpus, kept every figure. To be on by default it needs a witness that cannot be fooled so
+    // (the coherence of the output with the far end, not only of their powers).
+    bool echoBurst = false;
     double echoBurstSeconds = 0.15;
     double echoBurstCorrelation = 0.5;
     double echoBurstMicShare = 0.8;
