@@ -275,9 +275,11 @@ void ResidualEchoSuppressor::processFrame()
     noise_.track(powerE_, farPlays && reachDb_ < settings_.confidentFilterDb);
     const std::span<const float> floor = noise_.floor();
     // How the output and the microphone follow the far end now (bandRecent_ is still the last frame's here:
-    // the output over 16 ms up to it), for the echo-burst rule (SuppressorSettings::echoBurst).
-    outputFollowing_.update(bandRecent_, bandFar_);
-    micFollowing_.update(bandMic_, bandFar_);
+    // the output over 16 ms up to it), for the echo-burst rule (SuppressorSettings::echoBurst) alone.
+    if (settings_.echoBurst) {
+        outputFollowing_.update(bandRecent_, bandFar_);
+        micFollowing_.update(bandMic_, bandFar_);
+    }
     echoBurstNow_ = false;
     // How far the linear filter reaches: its reduction over a few frames while the far end plays, held at
     // its peak and falling by 2 dB/s (in double talk the near end's frames are lower; its pauses keep the
@@ -287,12 +289,12 @@ void ResidualEchoSuppressor::processFrame()
     if (farPlays) {
         recentReductionDb_ += 0.5 * (frameReduction - recentReductionDb_);
         const bool below = recentReductionDb_ < reachDb_ - settings_.reachLostDb;
+        const double correlation = far_[0].gain.meanCorrelation();
         const double following = outputFollowing_.meanCorrelation();
         echoBurstNow_ = settings_.echoBurst && below && following >= settings_.echoBurstCorrelation
                         && following >= settings_.echoBurstMicShare * micFollowing_.meanCorrelation()
-                        && far_[0].gain.meanCorrelation() >= settings_.farEndMinMeanCorrelation;
+                        && correlation >= settings_.farEndMinMeanCorrelation;
         echoBurstFrames_ += echoBurstNow_ ? 1 : 0;
-        const double correlation = far_[0].gain.meanCorrelation();
         const bool lost = below && correlation >= settings_.reachLostCorrelation;
         reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));
         if (pathChangeFrames_ > 0 && below && correlation >= settings_.pathChangeCorrelation && reachDb_ >= settings_.confidentFilterDb)
