@@ -34,7 +34,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
         || !std::isfinite(settings.beyondFilterMinReachDb) || !(std::abs(settings.pathChangeCorrelation) <= 1.0)
         || !(settings.pathChangeSeconds >= 0.0 && settings.pathChangeSeconds <= 10.0)
         || !(settings.echoBurstSeconds > 0.0 && settings.echoBurstSeconds <= 10.0) || !(std::abs(settings.echoBurstCorrelation) <= 1.0)
-        || !(settings.echoBurstMicShare >= 0.0) || !(std::abs(settings.echoBurstBandCorrelation) <= 1.0))
+        || !(settings.echoBurstMicShare >= 0.0) || !(std::abs(settings.echoBurstBandCorrelation) <= 1.0)
+        || !(settings.echoBurstCoherence >= 0.0 && settings.echoBurstCoherence <= 1.0))
         throw std::invalid_argument("residual echo suppressor: bad settings");
     settings_ = settings;
     const double wanted = settings.frameSeconds * sampleRate;
@@ -108,6 +109,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     recent_ = std::min(1.0, 1.0 / (0.016 * framesPerSecond));
     outputFollowing_.prepare(bands, framesPerSecond, settings.echoBurstSeconds);
     micFollowing_.prepare(bands, framesPerSecond, settings.echoBurstSeconds);
+    outputCoherence_.prepare(bandOf_, framesPerSecond, settings.echoBurstSeconds);
+    spectrumY_.assign(K, {});
     farMargin_ = std::pow(10.0, settings.farEndMarginDb / 10.0);
     // The tail follows the linear filter's room, not a device's wandering: the far-end margin without
     // the weak filter's share.
@@ -148,6 +151,7 @@ void ResidualEchoSuppressor::reset()
     pathChangeFrames_ = 0;
     outputFollowing_.reset();
     micFollowing_.reset();
+    outputCoherence_.reset();
     echoBurstNow_ = false;
     echoBurstFrames_ = 0;
 }
@@ -236,6 +240,13 @@ void ResidualEchoSuppressor::processFrame()
     for (const float f : noise_.floor())
         sumFloor += f;
     const double frameReduction = 10.0 * std::log10(std::max(sumD - sumFloor, 1e-30) / std::max(sumE - sumFloor, 1e-30 + 1e-4 * sumD));
+    // How much of the linear output is the echo estimate's sound (for the echo-burst rule alone), before
+    // a fallback makes the output the microphone.
+    if (settings_.echoBurst) {
+        for (std::size_t k = 0; k < K; ++k)
+            spectrumY_[k] = spectrumD_[k] - spectrumE_[k];
+        outputCoherence_.update(spectrumE_, spectrumY_);
+    }
     if (sumE > fallbackRatio_ * sumD) {
         std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());
         sumE = sumD;
@@ -293,7 +304,8 @@ void ResidualEchoSuppressor::processFrame()
         const double following = outputFollowing_.meanCorrelation();
         echoBurstNow_ = settings_.echoBurst && below && following >= settings_.echoBurstCorrelation
                         && following >= settings_.echoBurstMicShare * micFollowing_.meanCorrelation()
-                        && correlation >= settings_.farEndMinMeanCorrelation;
+                        && correlation >= settings_.farEndMinMeanCorrelation
+                        && outputCoherence_.meanCoherence() >= settings_.echoBurstCoherence;
         echoBurstFrames_ += echoBurstNow_ ? 1 : 0;
         const bool lost = below && correlation >= settings_.reachLostCorrelation;
         reachDb_ = std::max(recentReductionDb_, reachDb_ - (lost ? reachLostFallDb_ : reachFallDb_));
