@@ -6,6 +6,13 @@
 #include <stdexcept>
 
 namespace quell::aec {
+namespace {
+
+// Average powers below this are silence (a float spectrum's bin of a signal at -300 dB re full scale).
+// |S_ab|^2 <= S_aa S_bb: where either power is 0 the cross-spectrum is too.
+constexpr double kTiny = 1e-30;
+
+} // namespace
 
 void BandCoherence::prepare(std::span<const std::size_t> bandOfBin, double framesPerSecond, double seconds)
 {
@@ -49,6 +56,13 @@ void BandCoherence::update(std::span<const std::complex<float>> a, std::span<con
         cross_[k] += weight_ * (x * std::conj(y) - cross_[k]);
         powerA_[k] += weight_ * (std::norm(x) - powerA_[k]);
         powerB_[k] += weight_ * (std::norm(y) - powerB_[k]);
+        // No denormals after long digital silence: the averages would decay into them and stay there
+        // (weight_ times the smallest of them rounds to 0), every frame's arithmetic slow from then on.
+        if (powerA_[k] < kTiny || powerB_[k] < kTiny) {
+            powerA_[k] = powerA_[k] < kTiny ? 0.0 : powerA_[k];
+            powerB_[k] = powerB_[k] < kTiny ? 0.0 : powerB_[k];
+            cross_[k] = {};
+        }
         crossSum_[bandOf_[k]] += std::norm(cross_[k]);
         productSum_[bandOf_[k]] += powerA_[k] * powerB_[k];
     }

@@ -12,9 +12,13 @@
 // happens to move with the far end's, as a test signal with the far end's own envelope does, has no
 // coherence with the echo estimate, however closely its level follows.
 //
-// Bands without power in either signal count as 0. The estimate of an independent pair is biased upward by
-// about one over the number of independent frames in the time constant (0.05 to 0.1 at 150 ms of 4 ms
-// hops): thresholds go well above that.
+// Bands without power in either signal count as 0, and the mean is over all the bands: at 48 kHz, with
+// more bands above speech's range than at 16 kHz, the same signals give a lower mean. The estimate of an
+// independent pair is biased upward by about one over the number of frames that count in the time
+// constant: 0.02 to 0.04 for the front ends' test near end (a steady level), 0.15 for a signal whose level
+// wanders 8 dB from frame to frame (the loud frames dominate the averages; BandCoherenceTests.cpp). It is
+// one witness among several: the suppressor's threshold (0.1) is under that worst case, and the rule's
+// other conditions keep such a near end out.
 //
 // Threading: prepare() off the real-time thread; update() from one thread; no allocation after prepare.
 #include <complex>

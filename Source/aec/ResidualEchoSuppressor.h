@@ -176,12 +176,12 @@ struct SuppressorSettings {
     //   Signals.h colouredNoise: the same sine in both) lost 11.5 and 12.2 dB of it: a near end whose band
     //   powers move with the far end's cannot be told from echo by how it moves, but it has no phase in
     //   common with the echo estimate. Measured (a trace of every frame the far end played): in the SPA
-    //   test's frames the rule took, the mean coherence was 0.019 to 0.041; in the stereo double talk's
-    //   burst 0.09 to 0.38 (median 0.24); in that file's double-talk frames below the held reach at most
+    //   test's frames the rule took, the mean coherence was 0.013 to 0.041; in the stereo double talk's
+    //   burst 0.09 to 0.38 (median 0.20); in that file's double-talk frames below the held reach at most
     //   0.18 (90 % under 0.094), which the other conditions keep out. At 0.1 the corpus (steady ERLE) kept
     //   most of the rule's gain: stereo 27.2 -> 31.1 dB (31.2 without the coherence), two mics 27.9 ->
     //   31.8 (32.7), stereo double talk 22.8 -> 26.7 (27.1), music 31.0 -> 31.3 (33.9); every near-end
-    //   figure as without the rule but the path change's in double talk (6.84 -> 6.99).
+    //   figure as without the rule but the path change's in double talk (after the fit 6.84 -> 6.99).
     bool echoBurst = true;
     double echoBurstSeconds = 0.15;
     double echoBurstCorrelation = 0.5;

@@ -127,6 +127,55 @@ TEST_CASE("BandCoherence forgets: an output that turns from echo to a near end l
     CHECK(c.meanCoherence() == 0.0);
 }
 
+TEST_CASE("BandCoherence is the pooled coherence of a naive float64 reference, bands of uneven widths", "[aec][coherence]")
+{
+    // 37 bins in 5 bands of 1, 3, 7, 11 and 15 bins; 61 frames of partly related random spectra, levels
+    // wandering; the averages and the pooled ratio computed plainly, frame by frame.
+    const std::vector<std::size_t> widths = {1, 3, 7, 11, 15};
+    std::vector<std::size_t> bandOf;
+    for (std::size_t b = 0; b < widths.size(); ++b)
+        bandOf.insert(bandOf.end(), widths[b], b);
+    const std::size_t K = bandOf.size(), bands = widths.size();
+    const double framesPerSecond = 187.5, seconds = 0.07;
+    const double w = 1.0 / (seconds * framesPerSecond);
+    aec::BandCoherence c;
+    c.prepare(bandOf, framesPerSecond, seconds);
+    std::vector<std::complex<double>> cross(K);
+    std::vector<double> pa(K, 0.0), pb(K, 0.0);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    for (int frame = 0; frame < 61; ++frame) {
+        Spectrum a(K), b(K);
+        const float level = std::pow(10.0f, 0.4f * g(rng));
+        for (std::size_t k = 0; k < K; ++k) {
+            b[k] = level * std::complex<float>(g(rng), g(rng));
+            a[k] = std::complex<float>(0.3f, -0.2f * static_cast<float>(k % 3)) * b[k] + level * std::complex<float>(g(rng), g(rng));
+        }
+        c.update(a, b);
+        double mean = 0.0;
+        std::vector<double> crossSum(bands, 0.0), productSum(bands, 0.0);
+        for (std::size_t k = 0; k < K; ++k) {
+            const std::complex<double> x(a[k]), y(b[k]);
+            cross[k] = (1.0 - w) * cross[k] + w * x * std::conj(y);
+            pa[k] = (1.0 - w) * pa[k] + w * std::norm(x);
+            pb[k] = (1.0 - w) * pb[k] + w * std::norm(y);
+            crossSum[bandOf[k]] += std::norm(cross[k]);
+            productSum[bandOf[k]] += pa[k] * pb[k];
+        }
+        for (std::size_t band = 0; band < bands; ++band) {
+            const double expected = crossSum[band] / productSum[band];
+            INFO("frame " << frame << ", band " << band);
+            CHECK(c.coherence(band) == Approx(expected).epsilon(1e-9));
+            // One frame alone: every bin's cross-spectrum is the product of its magnitudes, coherence 1.
+            if (frame == 0)
+                CHECK(c.coherence(band) == Approx(1.0).epsilon(1e-12));
+            mean += expected / static_cast<double>(bands);
+        }
+        CHECK(c.meanCoherence() == Approx(mean).epsilon(1e-9));
+    }
+    CHECK(c.bands() == bands);
+}
+
 TEST_CASE("BandCoherence refuses bad arguments", "[aec][coherence]")
 {
     aec::BandCoherence c;
