@@ -26,7 +26,14 @@ namespace quell::aec {
 
 struct OutputGuardSettings {
     double shortSeconds = 0.004;
-    double shortDb = 3.0;
+    // Not 3 dB: in double talk a filter that cancels is louder than the microphone wherever the echo
+    // happened to cancel part of the near end in the air, by 3 to 4 dB over a few milliseconds in the
+    // corpus's stereo and music double talk. At 3 dB the guard played the microphone's echo there (a
+    // perfect canceller's output, near end plus noise, tripped it twice in the stereo file), which cost
+    // the near end 2.7 dB after the fit (27.9 -> 30.5 dB at 6 dB, CPU defaults) and music's 4.1. A
+    // diverging filter is far louder than 6 dB within milliseconds; one a few dB louder for longer is the
+    // long detector's.
+    double shortDb = 6.0;
     double longSeconds = 0.05;
     double longDb = 0.5;
     double crossfadeSeconds = 0.002;
