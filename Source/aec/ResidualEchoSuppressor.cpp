@@ -29,7 +29,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     const int sampleRate = spec.sampleRate;
     if (sampleRate <= 0 || filterSamples < 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
-        || !(settings.fallbackDb >= 0.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
+        || !(settings.fallbackDb >= 0.0) || !(settings.fallbackNearEndDb >= settings.fallbackDb)
+        || !std::isfinite(settings.fallbackNearEndAboveFloorDb) || !(settings.fallbackCoherence >= 0.0 && settings.fallbackCoherence <= 1.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
         || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
         || !std::isfinite(settings.beyondFilterMinReachDb) || !(std::abs(settings.pathChangeCorrelation) <= 1.0)
         || !(settings.pathChangeSeconds >= 0.0 && settings.pathChangeSeconds <= 10.0)
@@ -123,6 +124,8 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     rho_ = static_cast<float>(std::pow(10.0, -6.0 / framesPerSecond / settings.tailSeconds));
     excess_.prepare(N, bandOf_, bands, rho_, framesPerSecond);
     fallbackRatio_ = static_cast<float>(std::pow(10.0, settings.fallbackDb / 10.0));
+    fallbackNearEndRatio_ = static_cast<float>(std::pow(10.0, settings.fallbackNearEndDb / 10.0));
+    nearEndAboveFloor_ = std::pow(10.0, settings.fallbackNearEndAboveFloorDb / 10.0);
     setMaxAttenuationDb(settings.maxAttenuationDb);
     comfortNoiseOn_ = settings.comfortNoise;
     reset();
@@ -240,14 +243,14 @@ void ResidualEchoSuppressor::processFrame()
     for (const float f : noise_.floor())
         sumFloor += f;
     const double frameReduction = 10.0 * std::log10(std::max(sumD - sumFloor, 1e-30) / std::max(sumE - sumFloor, 1e-30 + 1e-4 * sumD));
-    // How much of the linear output is the echo estimate's sound (for the echo-burst rule alone), before
-    // a fallback makes the output the microphone.
-    if (settings_.echoBurst) {
-        for (std::size_t k = 0; k < K; ++k)
-            spectrumY_[k] = spectrumD_[k] - spectrumE_[k];
-        outputCoherence_.update(spectrumE_, spectrumY_);
-    }
-    if (sumE > fallbackRatio_ * sumD) {
+    // How much of the linear output is the echo estimate's sound (for the fallback below and the echo-burst
+    // rule), before a fallback makes the output the microphone.
+    for (std::size_t k = 0; k < K; ++k)
+        spectrumY_[k] = spectrumD_[k] - spectrumE_[k];
+    outputCoherence_.update(spectrumE_, spectrumY_);
+    const bool nearEndTalks = sumE - sumFloor >= nearEndAboveFloor_ * sumFloor
+                              && outputCoherence_.meanCoherence() < settings_.fallbackCoherence;
+    if (sumE > (nearEndTalks ? fallbackNearEndRatio_ : fallbackRatio_) * sumD) {
         std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());
         sumE = sumD;
         ++fallbackFrames_;

@@ -484,6 +484,96 @@ TEST_CASE("Comfort noise fills what the suppressor takes away with noise at the 
     CHECK(gapPower[1] == Approx(scene.noisePower).epsilon(0.41));
 }
 
+TEST_CASE("The suppressor keeps a good output that is louder than the microphone in double talk", "[aec][suppressor]")
+{
+    // A filter that cancels 40 dB, and from 1 s a near end independent of the echo: tones 15 Hz apart
+    // (200 and 215 Hz, the echo 7 dB under the near end), which beat in the air as voices' harmonics do.
+    // Near the beat's troughs the microphone is up to 5 dB quieter than the output over an 8 ms frame, and
+    // the output is the near end and nothing more. It must come through whole; the 3 dB rule the
+    // suppressor had before for every frame played the microphone's echo in those frames, which this test
+    // shows too.
+    const int rate = 16000;
+    const std::size_t n = static_cast<std::size_t>(3 * rate), start = static_cast<std::size_t>(rate);
+    const auto noise = test::whiteNoise(n, 23, 1e-4);
+    std::vector<float> mic(n), err(n), far(n), nearPart(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = static_cast<double>(i) / rate, pi = 3.141592653589793;
+        const double s = i >= start ? 0.1 * std::sin(2.0 * pi * 200.0 * t) : 0.0, y = 0.045 * std::sin(2.0 * pi * 215.0 * t + 1.0);
+        mic[i] = static_cast<float>(s + y + noise[i]);
+        err[i] = static_cast<float>(s + 0.01 * y + noise[i]);
+        far[i] = static_cast<float>(y);
+        nearPart[i] = static_cast<float>(s);
+    }
+    std::size_t louder = 0;   // 8 ms frames of the double talk whose output is more than 3 dB over the microphone's
+    for (std::size_t f = start; f + 128 <= n; f += 128) {
+        double pe = 0.0, pd = 0.0;
+        for (std::size_t i = f; i < f + 128; ++i) {
+            pe += double(err[i]) * err[i];
+            pd += double(mic[i]) * mic[i];
+        }
+        louder += pe > 2.0 * pd ? 1 : 0;
+    }
+    INFO("frames louder than the microphone by 3 dB: " << louder);
+    REQUIRE(louder >= 20);
+    auto run = [&](const aec::SuppressorSettings& settings, const std::vector<float>& linear) {
+        aec::ResidualEchoSuppressor sup;
+        sup.prepare(settings, {.sampleRate = rate});
+        auto out = runSplit(sup, mic, linear, far, 5);
+        return std::make_pair(std::move(out), sup.fallbackFrames());
+    };
+    aec::SuppressorSettings settings;
+    settings.comfortNoise = false;
+    const auto [out, fallbacks] = run(settings, err);
+    CHECK(fallbacks == 0);
+    // The near end kept: the output against the near end delayed by the latency, over the double talk.
+    aec::ResidualEchoSuppressor probe;
+    probe.prepare(settings, {.sampleRate = rate});
+    const std::size_t latency = static_cast<std::size_t>(probe.latencySamples());
+    double nearPower = 0.0, errorPower = 0.0;
+    for (std::size_t i = start + static_cast<std::size_t>(rate / 4); i + latency < n; ++i) {
+        const double d = out[i + latency] - nearPart[i];
+        nearPower += double(nearPart[i]) * nearPart[i];
+        errorPower += d * d;
+    }
+    const double keptDb = 10.0 * std::log10(nearPower / errorPower);
+    INFO("near end over what differs from it: " << keptDb << " dB");
+    CHECK(keptDb > 25.0);
+    aec::SuppressorSettings before = settings;
+    before.fallbackNearEndDb = before.fallbackDb;
+    CHECK(run(before, err).second >= 20);
+}
+
+TEST_CASE("The suppressor falls back at 3 dB on an output that is the echo estimate's sound", "[aec][suppressor]")
+{
+    // No near end; a stale filter whose estimate is the echo's opposite, so the output is 1.8 x the echo:
+    // 5.1 dB over the microphone, far over the noise, and coherent with the echo estimate. Every frame
+    // falls back. Were the output's coherence not asked (fallbackCoherence 1: every frame counts as a near
+    // end's), the 6 dB of a near end's frames would let it through. (The output's height over the noise
+    // floor, the rule's other condition, is set to hold in every frame: the floor tracker follows this
+    // echo's quiet moments.)
+    const int rate = 16000;
+    const std::size_t n = static_cast<std::size_t>(2 * rate);
+    const auto echo = test::colouredNoise(n, 31, 0.1), noise = test::whiteNoise(n, 32, 1e-4);
+    std::vector<float> mic(n), err(n), far(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        mic[i] = static_cast<float>(echo[i] + noise[i]);
+        err[i] = static_cast<float>(1.8 * echo[i] + noise[i]);
+        far[i] = static_cast<float>(echo[i]);
+    }
+    auto fallbacks = [&](const aec::SuppressorSettings& settings) {
+        aec::ResidualEchoSuppressor sup;
+        sup.prepare(settings, {.sampleRate = rate});
+        runSplit(sup, mic, err, far, 6);
+        return sup.fallbackFrames();
+    };
+    aec::SuppressorSettings settings;
+    settings.fallbackNearEndAboveFloorDb = -60.0;
+    const long frames = static_cast<long>(n / 64);   // hops of 4 ms
+    CHECK(fallbacks(settings) > frames * 9 / 10);
+    settings.fallbackCoherence = 1.0;
+    CHECK(fallbacks(settings) < frames / 4);
+}
+
 TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor]")
 {
     aec::ResidualEchoSuppressor s;
@@ -498,6 +588,12 @@ TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     bad = {};
     bad.pathChangeSeconds = -1.0;
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    bad = {};
+    bad.fallbackNearEndDb = bad.fallbackDb - 1.0;
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    bad = {};
+    bad.fallbackCoherence = 1.5;
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     CHECK_THROWS_AS(s.prepare({}, {.sampleRate = 0}), std::invalid_argument);
     s.prepare({}, {.sampleRate = 16000});
