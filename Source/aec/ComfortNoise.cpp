@@ -6,6 +6,12 @@
 #include <stdexcept>
 
 namespace quell::aec {
+namespace {
+
+// A floor under this (-300 dB) is the remains of digital silence, not a noise floor.
+constexpr float kLostFloor = 1e-30f;
+
+} // namespace
 
 void ComfortNoise::prepare(int bins, double framesPerSecond, const ComfortNoiseSettings& settings)
 {
@@ -42,8 +48,9 @@ void ComfortNoise::track(std::span<const float> power, bool echoPossible)
         const float p = std::isfinite(power[k]) ? power[k] : 0.0f;
         smoothed_[k] = first_ ? p : a * smoothed_[k] + (1.0f - a) * p;
         // Starts from the first frame rather than from zero, so the floor is not silent for the
-        // seconds a rise from zero would take.
-        floor_[k] = first_ || smoothed_[k] < floor_[k] ? smoothed_[k] : floor_[k] * rise;
+        // seconds a rise from zero would take; and again after digital silence, where it fell to zero
+        // (or under kLostFloor, where a rise by a factor is lost to rounding) and no rise lifts it.
+        floor_[k] = first_ || smoothed_[k] < floor_[k] || floor_[k] < kLostFloor ? smoothed_[k] : floor_[k] * rise;
         estimate_[k] = bias * floor_[k];
     }
     first_ = false;

@@ -29,7 +29,7 @@ void ResidualEchoSuppressor::prepare(const SuppressorSettings& settings, const d
     const int sampleRate = spec.sampleRate;
     if (sampleRate <= 0 || filterSamples < 0 || !(settings.frameSeconds > 0.0 && settings.frameSeconds <= 0.1)
         || !(settings.tailSeconds > 0.0) || !(settings.overSubtraction >= 1.0) || !(settings.maxAttenuationDb >= 0.0)
-        || !(settings.fallbackDb >= 0.0) || !(settings.fallbackNearEndDb >= settings.fallbackDb)
+        || !(settings.fallbackDb >= 0.0) || !(settings.fallbackNearEndDb >= settings.fallbackDb) || !std::isfinite(settings.fallbackNearEndDb)
         || !std::isfinite(settings.fallbackNearEndAboveFloorDb) || !(settings.fallbackCoherence >= 0.0 && settings.fallbackCoherence <= 1.0) || !(std::abs(settings.farEndMinCorrelation) <= 1.0) || !(std::abs(settings.farEndMinMeanCorrelation) <= 1.0)
         || !(settings.weakFilterDb < settings.confidentFilterDb && settings.confidentFilterDb < settings.strongFilterDb)
         || !std::isfinite(settings.beyondFilterMinReachDb) || !(std::abs(settings.pathChangeCorrelation) <= 1.0)
@@ -248,7 +248,7 @@ void ResidualEchoSuppressor::processFrame()
     for (std::size_t k = 0; k < K; ++k)
         spectrumY_[k] = spectrumD_[k] - spectrumE_[k];
     outputCoherence_.update(spectrumE_, spectrumY_);
-    const bool nearEndTalks = sumE - sumFloor >= nearEndAboveFloor_ * sumFloor
+    const bool nearEndTalks = sumFloor > 0.0 && sumE - sumFloor >= nearEndAboveFloor_ * sumFloor
                               && outputCoherence_.meanCoherence() < settings_.fallbackCoherence;
     if (sumE > (nearEndTalks ? fallbackNearEndRatio_ : fallbackRatio_) * sumD) {
         std::copy_n(spectrumD_.begin(), K, spectrumE_.begin());

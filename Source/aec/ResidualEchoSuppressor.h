@@ -23,9 +23,9 @@
 // over two frames; `floor` = -maxAttenuationDb. Bins where the near end or the noise is much louder than
 // the residual keep g = 1 exactly.
 //
-// Output safety: a frame whose linear output is louder than the microphone (`fallbackDb` over it, or
-// `fallbackNearEndDb` where a near end talks over a filter that cancels: a filter diverging, a stale one
-// after an echo-path change) is replaced by the microphone's frame before
+// Output safety: a frame whose linear output is louder than the microphone (a filter diverging, a stale
+// one after an echo-path change: `fallbackDb` over it, or `fallbackNearEndDb` where a near end talks over
+// a filter that cancels) is replaced by the microphone's frame before
 // the gains (the suppressor then takes out what it can of the echo in it), counted in fallbackFrames();
 // and the suppressor adds no loudness of its own: no output frame, comfort noise included, is louder than
 // the louder of the microphone's frame and the linear output's.
@@ -70,17 +70,19 @@ struct SuppressorSettings {
     // A slower, smaller excess is the OutputGuard's.
     double fallbackDb = 3.0;
     // ... and by more than fallbackNearEndDb in a frame where a near end talks over a filter that cancels:
-    // the output stands fallbackNearEndAboveFloorDb or more over the noise floor and is not coherent with
-    // the linear filter's echo estimate (BandCoherence over echoBurstSeconds, mean over the bands, under
-    // fallbackCoherence). There the interference above is most of what makes an output louder, and over
-    // an 8 ms frame it passed 3 dB: the corpus's stereo double talk fell back on a good output and played
-    // the echo back (CPU defaults, near end after the fit 30.5 dB with 3 dB everywhere, 32.5 with this;
-    // music double talk 35.6 -> 41.8, one voice in both channels 40.7 -> 42.1, near end 6 dB under the
-    // echo in RT60 0.4 s 31.9 -> 33.1). Without the floor's condition an output that adds a little sound
-    // where the far end pauses (an echo estimate over the noise) was kept too: loudest 100 ms frame over
-    // the microphone +0.1 -> +0.6 dB (a far end that starts over line noise); without the coherence's a
-    // stale filter after a path change (its output is the old path's estimate, coherent with it): +0.8 ->
-    // +1.5 dB within 0.5 s of the change. With both, no safety figure of the corpus moved.
+    // the output's power above the noise floor is fallbackNearEndAboveFloorDb or more over the floor (a
+    // floor not yet known counts as no near end), and the output is not coherent with the linear filter's
+    // echo estimate (BandCoherence over echoBurstSeconds, mean over the bands, under fallbackCoherence).
+    // There the interference above is most of what makes an output louder, and over an 8 ms frame it
+    // passed 3 dB: the corpus's stereo double talk fell back on a good output and played the echo back
+    // (CPU defaults, near end after the fit 30.5 dB with 3 dB everywhere, 32.4 with this; music double
+    // talk 35.6 -> 41.8, one voice in both channels 40.7 -> 42.1, near end 6 dB under the echo in RT60
+    // 0.4 s 31.9 -> 33.0). 6 dB in every frame cost safety figures: loudest 100 ms frame over the
+    // microphone +0.1 -> +0.6 dB (a far end that starts over line noise), within 0.5 s of a path change
+    // +1.3 -> +1.5, an overdriven loudspeaker's worst frame 2.2 -> 1.2 dB of ERLE. The coherence's
+    // condition alone kept the last two but not the loudest frames (an output that adds its echo estimate
+    // over the noise where the far end pauses is not coherent with it either); with both conditions no
+    // safety figure of the corpus moved (Tests/eval/results/2026-12-08/suppressor-fallback-near-end).
     double fallbackNearEndDb = 6.0;
     double fallbackNearEndAboveFloorDb = 10.0;
     double fallbackCoherence = 0.1;

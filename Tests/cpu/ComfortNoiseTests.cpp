@@ -45,3 +45,25 @@ TEST_CASE("Comfort noise's floor rises slowly, and slower still while the far en
     settings.riseDbPerSecondWithEcho = 6.0;   // faster with echo than without: refused
     CHECK_THROWS_AS(noise.prepare(bins, framesPerSecond, settings), std::invalid_argument);
 }
+
+TEST_CASE("Comfort noise's floor comes back after digital silence", "[aec][suppressor]")
+{
+    // A stream that starts with digital silence (a plugin before the transport runs, a muted microphone)
+    // or passes through a second of it: the floor fell to zero (or to what flush-to-zero and rounding
+    // leave), and a rise by a factor never lifted it again. It restarts from the power it sees.
+    const int bins = 3;
+    aec::ComfortNoiseSettings settings;
+    settings.smoothing = 0.0;
+    settings.biasCompensation = 1.0;
+    aec::ComfortNoise noise;
+    noise.prepare(bins, 250.0, settings);
+    for (int f = 0; f < 250; ++f)
+        noise.track(std::vector<float>(bins, 0.0f));
+    CHECK(noise.floor()[1] == 0.0f);
+    noise.track(std::vector<float>(bins, 1e-6f));
+    CHECK(noise.floor()[1] == Approx(1e-6f));
+    // A floor left at a subnormal power by a fade into silence: the same.
+    noise.track(std::vector<float>(bins, 1e-44f));
+    noise.track(std::vector<float>(bins, 1e-6f));
+    CHECK(noise.floor()[1] == Approx(1e-6f));
+}

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "aec/ResidualEchoSuppressor.h"
@@ -77,6 +78,16 @@ double powerWhere(const std::vector<float>& x, const BurstScene& s, int latency,
         ++count;
     }
     return p / static_cast<double>(count);
+}
+
+// The frames a suppressor with `settings` replaced by the microphone's over the whole scene.
+long fallbackFrames(const aec::SuppressorSettings& settings, int rate, const std::vector<float>& mic, const std::vector<float>& err,
+                    const std::vector<float>& far)
+{
+    aec::ResidualEchoSuppressor sup;
+    sup.prepare(settings, {.sampleRate = rate});
+    runSplit(sup, mic, err, far, 6);
+    return sup.fallbackFrames();
 }
 
 } // namespace
@@ -547,8 +558,8 @@ TEST_CASE("The suppressor falls back at 3 dB on an output that is the echo estim
 {
     // No near end; a stale filter whose estimate is the echo's opposite, so the output is 1.8 x the echo:
     // 5.1 dB over the microphone, far over the noise, and coherent with the echo estimate. Every frame
-    // falls back. Were the output's coherence not asked (fallbackCoherence 1: every frame counts as a near
-    // end's), the 6 dB of a near end's frames would let it through. (The output's height over the noise
+    // falls back. Were the output's coherence not asked (fallbackCoherence 1: nearly every frame counts as a
+    // near end's), the 6 dB of a near end's frames would let it through. (The output's height over the noise
     // floor, the rule's other condition, is set to hold in every frame: the floor tracker follows this
     // echo's quiet moments.)
     const int rate = 16000;
@@ -560,18 +571,44 @@ TEST_CASE("The suppressor falls back at 3 dB on an output that is the echo estim
         err[i] = static_cast<float>(1.8 * echo[i] + noise[i]);
         far[i] = static_cast<float>(echo[i]);
     }
-    auto fallbacks = [&](const aec::SuppressorSettings& settings) {
-        aec::ResidualEchoSuppressor sup;
-        sup.prepare(settings, {.sampleRate = rate});
-        runSplit(sup, mic, err, far, 6);
-        return sup.fallbackFrames();
-    };
+    auto fallbacks = [&](const aec::SuppressorSettings& settings) { return fallbackFrames(settings, rate, mic, err, far); };
     aec::SuppressorSettings settings;
     settings.fallbackNearEndAboveFloorDb = -60.0;
     const long frames = static_cast<long>(n / 64);   // hops of 4 ms
     CHECK(fallbacks(settings) > frames * 9 / 10);
     settings.fallbackCoherence = 1.0;
     CHECK(fallbacks(settings) < frames / 4);
+}
+
+TEST_CASE("The suppressor falls back at 3 dB on an output a few dB over the noise floor", "[aec][suppressor]")
+{
+    // No near end: the microphone hears the room's noise, and now and then for 8 ms the filter's estimate
+    // is the noise's opposite, so the output is 1.6 x the noise there (4.1 dB over the microphone). Such
+    // moments are rare enough that the output is mostly not coherent with the echo estimate over 150 ms, but the
+    // output stands only 4 dB over the noise floor: no near end talks, and each of them falls back. With
+    // the floor's condition left out (fallbackNearEndAboveFloorDb -60), the near end's 6 dB keeps half of
+    // them (the others' frames are coherent enough with the estimate to fall back at 3 dB anyway).
+    const int rate = 16000;
+    const std::size_t n = static_cast<std::size_t>(3 * rate), period = 8000, burst = 128;
+    const auto noise = test::whiteNoise(n, 41, 1e-3), echo = test::colouredNoise(n, 42, 1e-4);
+    std::vector<float> mic(n), err(n), far(n);
+    std::size_t bursts = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool on = i >= static_cast<std::size_t>(rate) && i % period < burst;
+        bursts += on && i % period == 0 ? 1 : 0;
+        mic[i] = static_cast<float>(noise[i]);
+        err[i] = static_cast<float>((on ? 1.6 : 1.0) * noise[i]);
+        far[i] = static_cast<float>(echo[i]);
+    }
+    REQUIRE(bursts == 4);
+    auto fallbacks = [&](const aec::SuppressorSettings& settings) { return fallbackFrames(settings, rate, mic, err, far); };
+    aec::SuppressorSettings settings;
+    const long kept = fallbacks(settings);
+    settings.fallbackNearEndAboveFloorDb = -60.0;
+    const long withoutFloor = fallbacks(settings);
+    INFO("frames fallen back: " << kept << ", without the floor's condition " << withoutFloor);
+    CHECK(kept >= static_cast<long>(bursts));   // every burst (a frame or more each)
+    CHECK(withoutFloor < kept);
 }
 
 TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor]")
@@ -593,7 +630,15 @@ TEST_CASE("The residual echo suppressor refuses bad settings", "[aec][suppressor
     bad.fallbackNearEndDb = bad.fallbackDb - 1.0;
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     bad = {};
-    bad.fallbackCoherence = 1.5;
+    bad.fallbackNearEndDb = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    for (const double c : {1.5, -0.1, std::numeric_limits<double>::quiet_NaN()}) {
+        bad = {};
+        bad.fallbackCoherence = c;
+        CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
+    }
+    bad = {};
+    bad.fallbackNearEndAboveFloorDb = std::numeric_limits<double>::quiet_NaN();
     CHECK_THROWS_AS(s.prepare(bad, {.sampleRate = 16000}), std::invalid_argument);
     CHECK_THROWS_AS(s.prepare({}, {.sampleRate = 0}), std::invalid_argument);
     s.prepare({}, {.sampleRate = 16000});
